@@ -1,0 +1,62 @@
+// What the caller hands to the scheduler: a packet and, optionally, the flow
+// owner it belongs to (the user-space analog of the kernel's socket).
+#pragma once
+
+#include <boost/intrusive/set_hook.hpp>
+#include <cstdint>
+
+#include "ufq/time.hpp"
+
+namespace ufq {
+
+// The analog of a socket: one identity that the scheduler keys a flow on, and
+// the pacing rates the owner asked for. The caller owns it and may change the
+// rates at any time (as TCP updates sk_pacing_rate); the scheduler reads them
+// when it dequeues a packet without a departure timestamp.
+struct FlowOwner {
+  enum class Kind : std::uint8_t {
+    connected,    // a connected socket: its own flow, keyed by `id`
+    unconnected,  // TCP_CLOSE (UDP sendto): flow by packet hash, owner rate still applies
+    listener,     // listener/request socket (SYN-ACKs): hashed and orphaned
+    time_wait,    // TIME_WAIT (RST/ACK): hashed and orphaned since 6.13; own flow in 5.7
+  };
+
+  // Unique among live owners. Reusing an id for a new owner must come with a
+  // new `hash_generation` (the kernel's sk_hash), which resets the flow.
+  std::uint64_t id = 0;
+  std::uint32_t hash_generation = 0;
+  Kind kind = Kind::connected;
+  bool tcp = false;  // TCP owners stamp departure times themselves; used by the fast path
+  // sk_pacing_rate: what the transport computes (TCP) or SO_MAX_PACING_RATE lowers it to.
+  Rate pacing_rate = kUnlimitedRate;
+  // SO_MAX_PACING_RATE.
+  Rate max_pacing_rate = kUnlimitedRate;
+};
+
+// One packet. The caller owns the memory for its whole life; the scheduler
+// links it into its queues through the intrusive members below and never
+// allocates per packet. A packet must not be destroyed or re-enqueued while the
+// scheduler holds it.
+struct Packet {
+  // --- set by the caller ---
+  std::uint32_t len = 0;       // qdisc_pkt_len: bytes charged (Ethernet frame without FCS)
+  std::uint16_t segments = 1;  // GSO segments: the "pkt" counter of tc counts these
+  std::uint8_t priority = 0;   // skb->priority; the scheduler uses priority & 15
+  bool ect = false;            // ECN-capable transport: CE can be set on it
+  std::uint32_t hash = 0;      // flow hash (5-tuple), used for owner-less/unconnected traffic
+  Time tstamp = 0;             // EDT departure time; 0 = none. Rewritten by horizon_cap.
+  FlowOwner* owner = nullptr;  // nullptr = no socket (forwarded traffic)
+  std::uint64_t cookie = 0;    // free for the caller (an index, a pointer)
+
+  // --- set by the scheduler ---
+  bool ce = false;  // set when the scheduler marked CE (only if `ect`)
+
+  // --- private to the scheduler; do not touch ---
+  Time time_to_send_ = 0;
+  Packet* next_ = nullptr;  // link in a flow's in-order FIFO
+  boost::intrusive::set_member_hook<> tree_hook_;  // link in a flow's out-of-order tree
+  std::uint8_t band_ = 0;
+  bool orphaned_ = false;  // classified as owner-less: the owner's rate does not apply
+};
+
+}  // namespace ufq

@@ -36,7 +36,8 @@ struct FlowOwner {
 // One packet. The caller owns the memory for its whole life; the scheduler
 // links it into its queues through the intrusive members below and never
 // allocates per packet. A packet must not be destroyed or re-enqueued while the
-// scheduler holds it.
+// scheduler holds it, and its owner must outlive it there (the owner's rate is
+// read at dequeue).
 struct Packet {
   // --- set by the caller ---
   std::uint32_t len = 0;       // qdisc_pkt_len: bytes charged (Ethernet frame without FCS)
@@ -54,7 +55,10 @@ struct Packet {
   // --- private to the scheduler; do not touch ---
   Time time_to_send_ = 0;
   Packet* next_ = nullptr;  // link in a flow's in-order FIFO
-  boost::intrusive::set_member_hook<> tree_hook_;  // link in a flow's out-of-order tree
+  // Link in a flow's out-of-order tree. normal_link: the scheduler never has to
+  // touch a packet it no longer holds (see ~FqScheduler).
+  boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>
+      tree_hook_{};
   std::uint8_t band_ = 0;
   bool orphaned_ = false;  // classified as owner-less: the owner's rate does not apply
 };

@@ -41,6 +41,8 @@ class FqScheduler {
  public:
   // Throws ConfigError when `cfg` is invalid.
   explicit FqScheduler(const FqConfig& cfg = FqConfig{});
+  // Forgets any packet still queued without touching it (reset() first to get
+  // them back), so packets may be freed before the scheduler.
   ~FqScheduler();
   FqScheduler(const FqScheduler&) = delete;
   FqScheduler& operator=(const FqScheduler&) = delete;

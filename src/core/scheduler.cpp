@@ -52,8 +52,9 @@ struct ByTimeToSend {
   bool operator()(const Packet& a, const Packet& b) const { return a.time_to_send_ < b.time_to_send_; }
 };
 // Out-of-order packets of one flow; equal times keep arrival order (upper-bound insert).
+using PacketHook = decltype(Packet::tree_hook_);
 using PacketTree =
-    bi::multiset<Packet, bi::member_hook<Packet, bi::set_member_hook<>, &Packet::tree_hook_>,
+    bi::multiset<Packet, bi::member_hook<Packet, PacketHook, &Packet::tree_hook_>,
                  bi::compare<ByTimeToSend>, bi::constant_time_size<false>>;
 
 struct Flow {
@@ -158,9 +159,15 @@ class FqScheduler::Impl {
     if (auto err = validate(cfg)) throw *err;
     apply(cfg);
     buckets_ = std::make_unique<FlowTree[]>(cfg.buckets());
+    internal_.state = FlowState::old_list;  // never detached: it is never listed or hashed
   }
 
-  ~Impl() { reset(nullptr); }
+  // Forget the packets still held without touching them: the caller may already
+  // have freed them (call reset() first to get them back).
+  ~Impl() {
+    delayed_.clear();
+    for (std::uint32_t i = 0; i < cfg_.buckets(); ++i) buckets_[i].clear();
+  }
 
   // ---------------------------------------------------------------- enqueue
   Verdict enqueue(Packet& pkt, Time now) {
@@ -779,9 +786,7 @@ class FqScheduler::Impl {
   Watchdog watchdog_;
 };
 
-FqScheduler::FqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {
-  impl_->internal_.state = FlowState::old_list;  // never detached, never listed
-}
+FqScheduler::FqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {}
 FqScheduler::~FqScheduler() = default;
 Verdict FqScheduler::enqueue(Packet& pkt, Time now) { return impl_->enqueue(pkt, now); }
 Packet* FqScheduler::dequeue(Time now) { return impl_->dequeue(now); }

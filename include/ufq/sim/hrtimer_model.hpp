@@ -1,0 +1,163 @@
+// A model of Linux high-resolution timers on one CPU, in virtual time.
+//
+// What is modelled (spec §5.2, edge case 22):
+//  * A timer has a soft expiry (the earliest time it may run) and a hard expiry
+//    (soft + slack, the latest). Queued timers are ordered by hard expiry; equal
+//    hard expiries keep the order in which the timers were (re)started.
+//  * One clock-event device, represented by one Event in the EventQueue, is
+//    programmed for the earliest hard expiry. Outside the interrupt handler:
+//    starting a timer writes the device only when its hard expiry is earlier
+//    than the programmed one; cancelling or restarting the timer the device was
+//    programmed for re-evaluates the earliest hard expiry and writes the device
+//    if that changed (so the event can move later, or the device is stopped).
+//  * When the device fires, the interrupt handler runs `entry_latency` later.
+//    It reads `now` once, then repeatedly takes the queued timer with the
+//    earliest hard expiry and runs it if its soft expiry <= now; it stops at the
+//    first timer whose soft expiry is in the future, even if timers behind it
+//    are soft-expired. Timers that callbacks start while the handler runs are
+//    queued at once (one due before the blocking timer is run in the same
+//    walk), but the device is written only once, at the end of the handler,
+//    for the earliest remaining hard expiry (or stopped when none remains).
+//  * Only this clock-event interrupt runs timers. Other simulated events (a NIC
+//    completion, a packet arrival) never do, even inside a timer's slack window.
+//
+// Not modelled: several clock bases, remote CPUs, low-resolution (tick) mode,
+// the handler's retry/hang logic (callbacks take no virtual time here, so the
+// next event is always in the future), device minimum deltas. A periodic tick
+// can be modelled as an ordinary Hrtimer that restarts itself.
+//
+// Costs do not consume virtual time; they turn the counters into CPU time for
+// a cost model (stats() + overhead()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include <boost/intrusive/set.hpp>
+
+#include "ufq/sim/event_queue.hpp"
+#include "ufq/time.hpp"
+
+namespace ufq::sim {
+
+class HrtimerModel;
+
+// One timer, owned by its user and bound to one HrtimerModel (one CPU). Not
+// copyable or movable; destroying a queued timer cancels it.
+class Hrtimer {
+ public:
+  using Callback = std::function<void()>;
+
+  // `cpu` must outlive the timer, or be destroyed first (which dequeues it).
+  Hrtimer(HrtimerModel& cpu, Callback callback);
+  ~Hrtimer();
+  Hrtimer(const Hrtimer&) = delete;
+  Hrtimer& operator=(const Hrtimer&) = delete;
+
+  // True from start() until the timer runs or is cancelled. While its
+  // callback runs the timer is not queued, so the callback may restart it.
+  bool queued() const { return hook_.is_linked(); }
+  // Expiries of the last start(); meaningful while queued().
+  Time soft_expiry() const { return soft_; }
+  Time hard_expiry() const { return hard_; }
+
+  HrtimerModel& cpu() const { return *cpu_; }
+
+ private:
+  friend class HrtimerModel;
+  boost::intrusive::set_member_hook<> hook_;
+  HrtimerModel* cpu_;
+  Callback callback_;
+  Time soft_ = 0;
+  Time hard_ = 0;
+  std::uint64_t seq_ = 0;  // (re)start order: breaks ties between equal hard expiries
+};
+
+struct HrtimerConfig {
+  // From the device firing to the handler reading `now` (delivery + entry).
+  Time entry_latency = 0;
+  // CPU cost of taking one clock-event interrupt, for the cost model.
+  Time interrupt_cost = 0;
+  // CPU cost of one write to the clock-event device (program or stop).
+  Time reprogram_cost = 0;
+};
+
+struct HrtimerStats {
+  std::uint64_t interrupts = 0;    // clock-event interrupts handled
+  std::uint64_t timers_run = 0;    // callbacks run by those interrupts
+  std::uint64_t reprograms = 0;    // device writes with a finite expiry
+  std::uint64_t device_stops = 0;  // device writes that stop it (no timer left)
+};
+
+class HrtimerModel {
+ public:
+  // The device's event lives in `queue`, which must outlive the model.
+  explicit HrtimerModel(EventQueue& queue, HrtimerConfig config = {});
+  // Dequeues every timer still queued (without running it).
+  ~HrtimerModel();
+  HrtimerModel(const HrtimerModel&) = delete;
+  HrtimerModel& operator=(const HrtimerModel&) = delete;
+
+  // Queue `timer` (bound to this model) to run in [soft, hard]; a queued timer
+  // is moved. Expiries may lie in the past (the device then fires at once).
+  // Writes the device as described above, except from inside the handler.
+  // Precondition: soft <= hard (throws std::logic_error). Never allocates.
+  void start(Hrtimer& timer, Time soft, Time hard);
+
+  // start(timer, soft, soft + slack), the addition saturating at kNever.
+  void start_range(Hrtimer& timer, Time soft, Time slack);
+
+  // Dequeue `timer` without running it. Returns whether it was queued.
+  // Re-evaluates the device if the device was programmed for this timer.
+  bool cancel(Hrtimer& timer);
+
+  // The expiry the device was last programmed for (the kernel's
+  // expires_next): the earliest hard expiry outside the handler, kNever while
+  // the device is stopped and while the handler runs.
+  Time programmed() const { return expires_next_; }
+
+  // The device has fired and the handler has not run yet (entry_latency > 0).
+  bool interrupt_pending() const { return irq_event_.armed(); }
+  // A timer callback is running (called from inside the handler).
+  bool in_interrupt() const { return in_irq_; }
+
+  std::size_t queued_count() const { return timers_.size(); }
+  // Earliest queued hard expiry, kNever when none.
+  Time earliest_hard_expiry() const;
+
+  const HrtimerStats& stats() const { return stats_; }
+  const HrtimerConfig& config() const { return config_; }
+  // CPU time the counters stand for under the configured costs.
+  Time overhead() const;
+
+  EventQueue& queue() const { return *queue_; }
+
+ private:
+  struct ByHardExpiry {
+    bool operator()(const Hrtimer& a, const Hrtimer& b) const {
+      return a.hard_ != b.hard_ ? a.hard_ < b.hard_ : a.seq_ < b.seq_;
+    }
+  };
+  using TimerSet = boost::intrusive::set<
+      Hrtimer, boost::intrusive::member_hook<Hrtimer, boost::intrusive::set_member_hook<>, &Hrtimer::hook_>,
+      boost::intrusive::compare<ByHardExpiry>, boost::intrusive::constant_time_size<true>>;
+
+  void device_fired();
+  void handle_interrupt();
+  void force_reprogram();   // re-evaluate the earliest hard expiry, write if changed
+  void program(Time expiry);  // one device write
+
+  EventQueue* queue_;
+  HrtimerConfig config_;
+  TimerSet timers_;
+  Event device_event_;  // the clock-event device's next firing
+  Event irq_event_;     // the handler, entry_latency after a firing
+  Time expires_next_ = kNever;
+  const Hrtimer* next_timer_ = nullptr;  // the timer expires_next_ was taken from
+  std::uint64_t next_seq_ = 0;
+  bool in_irq_ = false;
+  HrtimerStats stats_;
+};
+
+}  // namespace ufq::sim

@@ -51,6 +51,10 @@ struct Packet {
 
   // --- set by the scheduler ---
   bool ce = false;  // set when the scheduler marked CE (only if `ect`)
+  // Set by dequeue(): when the packet was allowed to leave, the later of its
+  // departure time and its flow's pacing time (`now - due` is its lateness, the
+  // quantity ce_threshold is compared with). Internal-queue packets: enqueue time.
+  Time due = 0;
 
   // --- private to the scheduler; do not touch ---
   Time time_to_send_ = 0;

@@ -486,6 +486,7 @@ class FqScheduler::Impl {
     if (Packet* p = peek(&internal_)) {
       --internal_.qlen;
       dequeue_packet(&internal_, p);
+      p->due = p->time_to_send_;
       return p;
     }
     check_throttled(now);
@@ -550,7 +551,7 @@ class FqScheduler::Impl {
       }
       // §4.6
       dequeue_packet(f, p);
-      ce_check(p, now, tnp);
+      mark_departure(p, now, tnp);
       if (--f->qlen == 0) ++inactive_flows_;
       --band_pkt_count_[p->band_];
       // §4.8
@@ -598,7 +599,7 @@ class FqScheduler::Impl {
         set_throttled(f);
         continue;
       }
-      ce_check(p, now, tnp);
+      mark_departure(p, now, tnp);
       dequeue_packet(f, p);
       --f->qlen;
       f->credit = wrap_sub(f->credit, p->len);
@@ -607,9 +608,11 @@ class FqScheduler::Impl {
     }
   }
 
-  // §4.6: CE when the packet leaves more than ce_threshold after its due time.
+  // §4.6: remember when the packet was due; CE when it leaves more than
+  // ce_threshold after that.
   // The counter moves even when the packet cannot carry the mark.
-  void ce_check(Packet* p, Time now, Time tnp) {
+  void mark_departure(Packet* p, Time now, Time tnp) {
+    p->due = tnp;
     if (static_cast<std::int64_t>(now - tnp - ce_threshold_ns_) > 0) {
       if (p->ect) p->ce = true;
       ++st_.ce_mark;

@@ -76,11 +76,13 @@ class EventQueue {
   // is already armed. It gets a fresh sequence number either way, so it runs
   // after every event already armed for the same instant. Preconditions:
   // now() <= at < kNever (throws std::logic_error otherwise: a simulation that
-  // schedules into the past is wrong, not slow). No allocation once the heap
-  // has reached its high-water mark.
+  // schedules into the past is wrong, not slow), and `event` is bound to this
+  // queue (also std::logic_error). No allocation once the heap has reached its
+  // high-water mark.
   void schedule(Event& event, Time at);
 
-  // Disarm `event`. Returns whether it was armed. Never allocates.
+  // Disarm `event`. Returns whether it was armed (false, doing nothing, for an
+  // event bound to another queue). Never allocates.
   bool cancel(Event& event);
 
   // Number of armed events.

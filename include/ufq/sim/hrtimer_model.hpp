@@ -102,14 +102,16 @@ class HrtimerModel {
   // Queue `timer` (bound to this model) to run in [soft, hard]; a queued timer
   // is moved. Expiries may lie in the past (the device then fires at once).
   // Writes the device as described above, except from inside the handler.
-  // Precondition: soft <= hard (throws std::logic_error). Never allocates.
+  // Preconditions: soft <= hard, `timer` bound to this model (both throw
+  // std::logic_error). Never allocates.
   void start(Hrtimer& timer, Time soft, Time hard);
 
   // start(timer, soft, soft + slack), the addition saturating at kNever.
   void start_range(Hrtimer& timer, Time soft, Time slack);
 
-  // Dequeue `timer` without running it. Returns whether it was queued.
-  // Re-evaluates the device if the device was programmed for this timer.
+  // Dequeue `timer` without running it. Returns whether it was queued (false,
+  // doing nothing, for a timer bound to another model). Re-evaluates the
+  // device if the device was programmed for this timer. Never allocates.
   bool cancel(Hrtimer& timer);
 
   // The expiry the device was last programmed for (the kernel's
@@ -139,9 +141,9 @@ class HrtimerModel {
       return a.hard_ != b.hard_ ? a.hard_ < b.hard_ : a.seq_ < b.seq_;
     }
   };
-  using TimerSet = boost::intrusive::set<
-      Hrtimer, boost::intrusive::member_hook<Hrtimer, boost::intrusive::set_member_hook<>, &Hrtimer::hook_>,
-      boost::intrusive::compare<ByHardExpiry>, boost::intrusive::constant_time_size<true>>;
+  using Hook = boost::intrusive::member_hook<Hrtimer, boost::intrusive::set_member_hook<>, &Hrtimer::hook_>;
+  using TimerSet = boost::intrusive::set<Hrtimer, Hook, boost::intrusive::compare<ByHardExpiry>,
+                                         boost::intrusive::constant_time_size<true>>;
 
   void device_fired();
   void handle_interrupt();

@@ -1,0 +1,140 @@
+// The driver loop: the user-space analog of the kernel's qdisc run. Written
+// once, used by the simulator (a modelled NIC) and the real-time pacer (UDP
+// sockets): dequeue while the device has room, hand the packets over in bulk
+// with an xmit_more hint, count each run, and leave the wake-up request in the
+// scheduler's watchdog for the environment's timer.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstdint>
+
+#include "ufq/scheduler.hpp"
+
+namespace ufq {
+
+// What a device must offer the runner.
+//   std::uint32_t tx_room();          packets it can take now (ring space)
+//   bool xmit(Packet&, bool more);    take one; `more` = another follows in this
+//                                     bulk (xmit_more: defer the doorbell or
+//                                     flush). false = refused: the runner keeps
+//                                     it (and the rest of the bulk) and sends it
+//                                     first next time (a requeue).
+template <class D>
+concept TxDevice = requires(D d, Packet& p) {
+  { d.tx_room() } -> std::convertible_to<std::uint32_t>;
+  { d.xmit(p, true) } -> std::convertible_to<bool>;
+};
+
+inline constexpr std::uint32_t kMaxBulk = 64;
+
+struct RunnerConfig {
+  // Packets one run may send before yielding (the kernel's dev_tx_weight, 64);
+  // the environment runs again later, as the kernel re-raises NET_TX.
+  std::uint32_t quota = 64;
+  // Packets dequeued before handing them over as one xmit_more bulk (<= 64).
+  std::uint32_t bulk = kMaxBulk;
+};
+
+// Why a run ended.
+enum class RunEnd : std::uint8_t {
+  idle,    // nothing may leave now: the scheduler's watchdog says when to wake
+  device,  // the device has no room or refused a packet: run again when it drains
+  quota,   // the quota is used up: run again soon
+};
+
+struct RunResult {
+  std::uint32_t sent = 0;
+  RunEnd end = RunEnd::idle;
+};
+
+// Bucket i counts runs that sent i packets; the last bucket, that many or more.
+inline constexpr std::size_t kBatchHistogramSize = 65;
+
+struct RunnerStats {
+  std::uint64_t runs = 0;          // run() calls
+  std::uint64_t runs_sending = 0;  // runs that sent at least one packet
+  std::uint64_t packets = 0;       // packets the device accepted
+  std::uint64_t requeues = 0;      // refusals (the packet is sent again later)
+  std::array<std::uint64_t, kBatchHistogramSize> batch{};  // packets per run
+  double mean_batch() const {
+    return runs_sending ? static_cast<double>(packets) / static_cast<double>(runs_sending) : 0.0;
+  }
+};
+
+template <TxDevice Device>
+class QdiscRunner {
+ public:
+  QdiscRunner(FqScheduler& fq, Device& dev, RunnerConfig cfg = {})
+      : fq_(&fq), dev_(&dev), cfg_(cfg) {
+    cfg_.bulk = std::clamp<std::uint32_t>(cfg_.bulk, 1, kMaxBulk);
+    cfg_.quota = std::max<std::uint32_t>(cfg_.quota, 1);
+  }
+
+  // One qdisc run at `now`. Never allocates.
+  RunResult run(Time now) {
+    RunResult r;
+    ++st_.runs;
+    for (;;) {
+      if (r.sent >= cfg_.quota) {
+        r.end = RunEnd::quota;
+        break;
+      }
+      const std::uint32_t room = static_cast<std::uint32_t>(dev_->tx_room());
+      if (room == 0) {
+        r.end = RunEnd::device;
+        break;
+      }
+      // Bulk dequeue: requeued packets first, then the scheduler's.
+      const std::uint32_t want = std::min({room, cfg_.bulk, cfg_.quota - r.sent});
+      std::uint32_t n = 0;
+      for (; n < want && held_ > 0; ++n) bulk_[n] = held_pkts_[--held_];
+      for (; n < want; ++n) {
+        Packet* p = fq_->dequeue(now);
+        if (!p) break;
+        bulk_[n] = p;
+      }
+      if (n == 0) {
+        r.end = RunEnd::idle;
+        break;
+      }
+      std::uint32_t i = 0;
+      for (; i < n; ++i)
+        if (!dev_->xmit(*bulk_[i], i + 1 < n)) break;
+      r.sent += i;
+      if (i < n) {
+        // Keep the refused packet and the rest of the bulk, in order.
+        st_.requeues += 1;
+        for (std::uint32_t k = n; k-- > i;) held_pkts_[held_++] = bulk_[k];
+        r.end = RunEnd::device;
+        break;
+      }
+      if (n < want) {  // the scheduler ran dry before the bulk was full
+        r.end = RunEnd::idle;
+        break;
+      }
+    }
+    st_.packets += r.sent;
+    if (r.sent) ++st_.runs_sending;
+    ++st_.batch[std::min<std::size_t>(r.sent, kBatchHistogramSize - 1)];
+    return r;
+  }
+
+  // Packets dequeued from the scheduler and refused by the device, waiting to
+  // be sent first by the next run (they count as queued for accounting).
+  std::uint32_t held() const { return held_; }
+  const RunnerStats& stats() const { return st_; }
+  FqScheduler& scheduler() const { return *fq_; }
+
+ private:
+  FqScheduler* fq_;
+  Device* dev_;
+  RunnerConfig cfg_;
+  RunnerStats st_;
+  std::array<Packet*, kMaxBulk> bulk_{};
+  std::array<Packet*, kMaxBulk> held_pkts_{};  // a stack: the next to send on top
+  std::uint32_t held_ = 0;
+};
+
+}  // namespace ufq

@@ -1,0 +1,111 @@
+// One `ufq pace` run: the workload generator, the pacer (one fq scheduler
+// and a wake-up strategy), UDP egress to a receiver on 127.0.0.1 (or across
+// a veth pair between two namespaces), the /proc sampler every interval, and
+// the accounting and measurements at the end.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ufq/config.hpp"
+#include "ufq/rt/egress.hpp"
+#include "ufq/rt/histogram.hpp"
+#include "ufq/rt/pacer.hpp"
+#include "ufq/rt/sleeper.hpp"
+#include "ufq/rt/timer_probe.hpp"
+#include "ufq/rt/udp_egress.hpp"
+#include "ufq/rt/vmstat.hpp"
+#include "ufq/rt/workload.hpp"
+#include "ufq/stats.hpp"
+
+namespace ufq::rt {
+
+enum class EgressKind : std::uint8_t { udp_shared, udp_per_flow, sink };
+const char* to_string(EgressKind k);
+std::optional<EgressKind> parse_egress_kind(std::string_view name);
+
+// One interval line.
+struct IntervalReport {
+  double t_s = 0;           // seconds since the workload started
+  ProcRates system;         // system-wide, from /proc/stat
+  double wakeups_per_s = 0;
+  double packets_per_wakeup = 0;
+  double pps = 0;           // packets sent per second
+  double pacer_cpu_pct = 0; // the pacer thread
+};
+
+struct PaceOptions {
+  std::string label;                 // shown in reports (e.g. "timer_slack=10us")
+  WorkloadConfig workload;
+  FqConfig fq;
+  SleeperOptions sleeper;
+  EgressKind egress = EgressKind::udp_shared;
+  bool gso = true;
+  bool netns = false;
+  Time duration_ns = 10 * kNsecPerSec;
+  Time interval_ns = 2 * kNsecPerSec;
+  int pacer_cpu = -1;                // pin the pacer thread (-1: no)
+  int helper_cpu = -1;               // pin producer and receiver threads
+  int pacer_nice = 0;                // nice value of the pacer thread
+  bool probe_timer = true;           // measure timer latency first
+  std::uint32_t probe_samples = 200;
+  Time drain_ns = 100 * kNsecPerMsec;       // after the last departure
+  Time receive_wait_ns = 500 * kNsecPerMsec;
+  const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM
+  std::function<void(const TimerLatency&)> on_probe;
+  std::function<void(const IntervalReport&)> on_interval;
+  // Test seam: replaces the UDP egress's sendmmsg (failure injection).
+  SendmmsgFn sendmmsg;
+};
+
+struct PaceReport {
+  std::string label;
+  std::string timer;            // the strategy in use
+  std::string egress;           // what the egress is
+  std::string path;             // "loopback 127.0.0.1", "veth ...", "none (sink)"
+  FqConfig fq;
+  FqStats fq_stats;
+  WorkloadConfig workload;
+  Time period_ns = 0;
+  bool stopped_by_signal = false;
+
+  double seconds = 0;           // measured span (the workload's departures)
+  double pps = 0;
+  double wakeups_per_s = 0;
+  double packets_per_wakeup = 0;
+  ProcRates system;             // over the measured span
+  double cpu_pct = 0;           // sending side: pacer + producer threads (% of one CPU)
+  double pacer_cpu_pct = 0;     // the pacer thread alone
+  double producer_cpu_pct = 0;
+  double receiver_cpu_pct = 0;
+  double process_cpu_pct = 0;   // the whole process (receiver included)
+
+  std::uint64_t packets_generated = 0;
+  std::uint64_t packets_sent = 0;
+  std::uint64_t packets_received = 0;
+  std::uint64_t packets_lost = 0;   // sent and never received
+  std::array<std::uint64_t, kPacketFates> fates{};
+  std::uint64_t unsent_at_exit = 0;
+  std::uint64_t pool_empty = 0, ring_full = 0, late_handover = 0;
+
+  std::uint32_t flows_measured = 0;
+  double flow_rate_error_max = 0;   // |achieved / intended - 1|, worst flow
+  double flow_rate_error_mean = 0;
+  Histogram lateness;               // send call return - intended departure
+  Histogram transit;                // receive timestamp - intended departure
+  Histogram gaps;                   // arrival gaps within a flow
+
+  PacerResult pacer;
+  std::optional<TimerLatency> timer_latency;
+  std::vector<IntervalReport> intervals;
+};
+
+// Runs the workload. Throws std::exception on set-up failure (sockets,
+// namespaces, invalid configuration).
+PaceReport run_pace(const PaceOptions& opt);
+
+}  // namespace ufq::rt

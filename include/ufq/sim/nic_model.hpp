@@ -1,0 +1,86 @@
+// A model of one NIC transmit queue: a descriptor ring, serialisation at line
+// rate, and transmit-completion interrupts with coalescing (ethtool's tx-usecs
+// and tx-frames). It is the device a QdiscRunner hands packets to.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "ufq/packet.hpp"
+#include "ufq/sim/event_queue.hpp"
+#include "ufq/time.hpp"
+
+namespace ufq::sim {
+
+struct NicConfig {
+  std::uint64_t line_rate_bps = 100'000'000'000;  // 100 Gbit/s
+  std::uint32_t ring_size = 1024;                 // descriptors
+  Time tx_usecs = 16'000;     // completion interrupt this long after the first completion
+  std::uint32_t tx_frames = 64;  // ... or as soon as this many completions are pending
+  Time irq_latency = 1'000;   // from the interrupt to its handler (NAPI poll)
+  std::uint32_t wire_overhead = 24;  // preamble, FCS, inter-frame gap: serialisation only
+  // Linux's dummy device (the kernel-fq harness): a packet is freed as soon as
+  // it is posted, no wire, no interrupt; its owner hears of it `irq_latency`
+  // later (the sender's wake-up).
+  bool dummy = false;
+};
+
+struct NicStats {
+  std::uint64_t packets = 0;      // descriptors posted
+  std::uint64_t bytes = 0;
+  std::uint64_t doorbells = 0;    // xmit with more = false: one MMIO write each
+  std::uint64_t interrupts = 0;   // completion interrupts
+  std::uint64_t completions = 0;  // descriptors reclaimed
+  std::uint64_t ring_full = 0;    // xmit refused: no free descriptor
+};
+
+class NicModel {
+ public:
+  // Called for each reclaimed packet, in transmit order, from the completion
+  // handler (the packet is the caller's again).
+  using CompleteFn = std::function<void(Packet&)>;
+  // Called once at the end of each completion handler (NAPI poll done): the
+  // environment runs the qdisc there, as the TX softirq would.
+  using PollDoneFn = std::function<void()>;
+
+  NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete, PollDoneFn on_poll_done);
+  NicModel(const NicModel&) = delete;
+  NicModel& operator=(const NicModel&) = delete;
+
+  // The TxDevice interface of QdiscRunner.
+  std::uint32_t tx_room() const { return config_.ring_size - used_; }
+  // Post one packet at the queue's current time. Its serialisation starts when
+  // the wire is free. Refused (false) only when the ring is full.
+  bool xmit(Packet& pkt, bool more);
+
+  // When the wire finishes the last posted packet.
+  Time wire_free() const { return wire_free_; }
+  const NicStats& stats() const { return stats_; }
+  const NicConfig& config() const { return config_; }
+
+ private:
+  struct Slot {
+    Packet* pkt;
+    Time done;  // serialisation end
+  };
+  void raise_irq();     // the device asserts its interrupt line
+  void handle_irq();    // the handler: reclaim completed descriptors
+  void schedule_irq();  // next interrupt from the pending completions
+
+  EventQueue* queue_;
+  NicConfig config_;
+  CompleteFn on_complete_;
+  PollDoneFn on_poll_done_;
+  std::vector<Slot> ring_;  // circular, ring_size entries
+  std::uint32_t head_ = 0;  // oldest posted
+  std::uint32_t used_ = 0;
+  std::uint32_t unreported_ = 0;  // posted since the last interrupt was scheduled for them
+  Time wire_free_ = 0;
+  Event irq_;      // device interrupt
+  Event handler_;  // handler, irq_latency later
+  std::uint64_t ns_per_byte_x1000_;  // serialisation time, in ps per byte
+  NicStats stats_;
+};
+
+}  // namespace ufq::sim

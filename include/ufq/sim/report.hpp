@@ -1,0 +1,32 @@
+// How a simulation is shown: vmstat-like lines, a summary, the before/after
+// table of --compare, JSON, and gnuplot plots.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ufq/sim/simulation.hpp"
+
+namespace ufq::sim {
+
+// Header of the vmstat-like lines; one line per sample.
+std::string vmstat_header();
+std::string vmstat_line(const SimResult& r, const Sample& s);
+// Totals over the whole run.
+std::string summary(const SimResult& r);
+// The seed's before/after comparison: one column per run, ratios to the first.
+std::string compare_table(const std::vector<std::string>& labels, const std::vector<SimResult>& runs);
+
+// One JSON object per run (keys in docs/simulator.md); `label` is the
+// compared value, or empty. The "qdisc" member is tc -j -s's text verbatim.
+std::string to_json(const SimResult& r, const std::string& label = {});
+
+// Writes data files and PNG plots into `dir` with gnuplot: interrupts/s over
+// time per run, lateness CDF, batch-size histogram, and with several runs the
+// sweep (interrupts/s and p99 lateness against the swept value). Returns the
+// files written. Throws std::runtime_error when gnuplot fails.
+std::vector<std::string> write_plots(const std::string& dir, const std::string& swept,
+                                     const std::vector<std::string>& labels,
+                                     const std::vector<SimResult>& runs);
+
+}  // namespace ufq::sim

@@ -1,0 +1,2 @@
+// Egress is header-only apart from this anchor for its vtable.
+#include "ufq/rt/egress.hpp"

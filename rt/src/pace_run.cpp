@@ -1,0 +1,294 @@
+#include "ufq/rt/pace_run.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "ufq/rt/clock.hpp"
+#include "ufq/rt/netns.hpp"
+#include "ufq/rt/packet_pool.hpp"
+#include "ufq/rt/receiver.hpp"
+#include "ufq/rt/sink_egress.hpp"
+#include "ufq/rt/udp_egress.hpp"
+#include "ufq/rt/wire.hpp"
+
+namespace ufq::rt {
+
+const char* to_string(EgressKind k) {
+  switch (k) {
+    case EgressKind::udp_shared: return "shared";
+    case EgressKind::udp_per_flow: return "per-flow";
+    case EgressKind::sink: return "sink";
+  }
+  return "?";
+}
+
+std::optional<EgressKind> parse_egress_kind(std::string_view name) {
+  for (EgressKind k : {EgressKind::udp_shared, EgressKind::udp_per_flow, EgressKind::sink})
+    if (name == to_string(k)) return k;
+  return std::nullopt;
+}
+
+namespace {
+
+void sleep_until(Time t) {
+  const timespec ts = to_timespec(t);
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+struct Departures {
+  std::uint64_t n = 0;
+  Time first = 0, last = 0, first_intended = 0, last_intended = 0;
+};
+
+// |actual span / intended span - 1| over a flow's first and last packet.
+double rate_error(Time first, Time last, Time first_intended, Time last_intended) {
+  if (last_intended <= first_intended) return 0.0;
+  const double actual = static_cast<double>(last) - static_cast<double>(first);
+  const double intended = static_cast<double>(last_intended - first_intended);
+  return std::fabs(actual / intended - 1.0);
+}
+
+}  // namespace
+
+PaceReport run_pace(const PaceOptions& opt) {
+  PaceReport rep;
+  rep.label = opt.label;
+  rep.fq = opt.fq;
+  rep.workload = opt.workload;
+  if (auto err = validate(opt.fq)) throw *err;
+  if (opt.workload.payload < 1 || opt.workload.payload > 65000)
+    throw std::invalid_argument("packet size must be 1..65000 bytes");
+  const std::uint32_t flows = opt.workload.flows;
+
+  std::unique_ptr<NetnsPair> ns;
+  if (opt.netns && opt.egress != EgressKind::sink) ns = std::make_unique<NetnsPair>();
+
+  // The receiver first: the egress needs its address.
+  std::unique_ptr<UdpReceiver> rx;
+  sockaddr_in dest{};
+  if (opt.egress != EgressKind::sink) {
+    ReceiverConfig rc;
+    rc.bind.sin_family = AF_INET;
+    rc.bind.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (ns) rc.bind.sin_addr = ns->receiver_addr();
+    rc.flows = flows;
+    rc.cpu = opt.helper_cpu;
+    if (ns)
+      ns->in_receiver([&] { rx = std::make_unique<UdpReceiver>(rc); });
+    else
+      rx = std::make_unique<UdpReceiver>(rc);
+    dest = rx->local_address();
+    char buf[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &dest.sin_addr, buf, sizeof(buf));
+    rep.path = (ns ? "veth " + ns->sender_ns() + " -> " + ns->receiver_ns() + " " : "loopback ") +
+               buf + ":" + std::to_string(ntohs(dest.sin_port));
+  } else {
+    rep.path = "none (sink)";
+  }
+
+  // Packets: enough for the lead time plus generous slack for stalls.
+  const double in_flight =
+      opt.workload.rate_pps * (static_cast<double>(opt.workload.lead_ns) / 1e9 + 0.1);
+  const auto pool_size = static_cast<std::uint32_t>(std::min(4e6, in_flight + 4096.0));
+  PacketPool pool(pool_size);
+
+  std::unique_ptr<Egress> egress;
+  if (opt.egress == EgressKind::sink) {
+    egress = std::make_unique<SinkEgress>();
+  } else {
+    UdpEgressConfig ec;
+    ec.sockets = opt.egress == EgressKind::udp_per_flow ? UdpEgressConfig::Sockets::per_flow
+                                                        : UdpEgressConfig::Sockets::shared;
+    ec.dest = dest;
+    ec.flows = flows;
+    ec.gso = opt.gso;
+    ec.send = opt.sendmmsg;
+    ec.describe = [&pool](const Packet& p) {
+      const PacketMeta& m = pool.meta(p);
+      Datagram d;
+      d.socket = m.flow;
+      d.payload = p.len > kFrameOverhead ? p.len - kFrameOverhead : 0;
+      d.header.flow = m.flow;
+      d.header.seq = m.seq;
+      d.header.intended_ns = m.intended;
+      return d;
+    };
+    if (ns)
+      ns->in_sender([&] { egress = std::make_unique<UdpEgress>(ec); });
+    else
+      egress = std::make_unique<UdpEgress>(ec);
+  }
+  rep.egress = egress->describe();
+
+  // Timer latency of this machine with the chosen slack.
+  if (opt.probe_timer) {
+    const TimerKind probe_kind =
+        opt.sleeper.kind == TimerKind::timerfd ? TimerKind::timerfd : TimerKind::nanosleep;
+    rep.timer_latency = measure_timer_latency(probe_kind, opt.fq.timer_slack_ns, opt.probe_samples);
+    if (opt.on_probe) opt.on_probe(*rep.timer_latency);
+  }
+
+  // What happens to each packet (pacer thread while running).
+  std::vector<Departures> dep(flows);
+  Histogram lateness;
+  PacketDone done = [&](Packet& p, PacketFate fate, Time when) {
+    if (fate == PacketFate::sent) {
+      const PacketMeta& m = pool.meta(p);
+      lateness.record_signed(static_cast<std::int64_t>(when - m.intended));
+      Departures& d = dep[m.flow];
+      if (d.n++ == 0) {
+        d.first = when;
+        d.first_intended = m.intended;
+      }
+      d.last = when;
+      d.last_intended = m.intended;
+    }
+    pool.release(p);
+  };
+
+  PacerConfig pc;
+  pc.fq = opt.fq;
+  pc.sleeper = opt.sleeper;
+  pc.cpu = opt.pacer_cpu;
+  pc.nice = opt.pacer_nice;
+  Pacer pacer(pc, *egress, done);
+  rep.timer = to_string(pacer.timer());
+
+  WorkloadConfig wc = opt.workload;
+  if (wc.cpu < 0) wc.cpu = opt.helper_cpu;
+  FlowGenerator gen(wc, pool, pacer);
+  rep.period_ns = gen.period_ns();
+
+  const Time t_start = mono_now() + 20 * kNsecPerMsec;
+  const Time t_end = t_start + opt.duration_ns;
+  if (rx) rx->start();
+  pacer.start();
+  gen.start(t_start, t_end);
+
+  auto sample = [&] {
+    struct S {
+      ProcSample proc;
+      PacerCounters pacer;
+    };
+    S s{read_proc_sample().value_or(ProcSample{}), pacer.counters()};
+    return s;
+  };
+  sleep_until(t_start);
+  const auto base = sample();
+  auto prev = base;
+  Time next_tick = t_start + opt.interval_ns;
+  for (;;) {
+    if (opt.stop && opt.stop->load(std::memory_order_relaxed)) {
+      rep.stopped_by_signal = true;
+      break;
+    }
+    const Time now = mono_now();
+    if (now >= t_end) break;
+    if (now >= next_tick) {
+      const auto cur = sample();
+      IntervalReport ir;
+      ir.t_s = static_cast<double>(cur.proc.at - t_start) / 1e9;
+      ir.system = rates_between(prev.proc, cur.proc);
+      const double secs = ir.system.seconds > 0 ? ir.system.seconds : 1.0;
+      const auto dw = static_cast<double>(cur.pacer.wakeups - prev.pacer.wakeups);
+      const auto ds = static_cast<double>(cur.pacer.sent - prev.pacer.sent);
+      ir.wakeups_per_s = dw / secs;
+      ir.pps = ds / secs;
+      ir.packets_per_wakeup = dw > 0 ? ds / dw : 0.0;
+      ir.pacer_cpu_pct =
+          100.0 * static_cast<double>(cur.pacer.thread_cpu_ns - prev.pacer.thread_cpu_ns) / 1e9 / secs;
+      rep.intervals.push_back(ir);
+      if (opt.on_interval) opt.on_interval(ir);
+      prev = cur;
+      next_tick += opt.interval_ns;
+      continue;
+    }
+    sleep_until(std::min({now + 50 * kNsecPerMsec, next_tick, t_end}));
+  }
+  const auto fin = sample();
+
+  // Wind down: no more packets, send what is queued (bounded), let the
+  // receiver read what is in flight.
+  if (!rep.stopped_by_signal) {
+    // Let a stalled producer hand over the last departures (bounded).
+    const Time give_up = mono_now() + opt.drain_ns + kNsecPerSec;
+    while (!gen.finished() && mono_now() < give_up) sleep_until(mono_now() + kNsecPerMsec);
+  }
+  gen.stop();
+  pacer.stop(opt.drain_ns);
+  const PacerResult& pr = pacer.result();
+  if (rx) {
+    const Time give_up = mono_now() + opt.receive_wait_ns;
+    while (rx->packets_approx() < pr.counters.sent && mono_now() < give_up)
+      sleep_until(mono_now() + 5 * kNsecPerMsec);
+    rx->stop();
+  }
+
+  // Rates over the measured span.
+  const ProcRates sys = rates_between(base.proc, fin.proc);
+  rep.system = sys;
+  rep.seconds = sys.seconds;
+  const double secs = sys.seconds > 0 ? sys.seconds : 1.0;
+  const auto wake = static_cast<double>(fin.pacer.wakeups - base.pacer.wakeups);
+  const auto sent = static_cast<double>(fin.pacer.sent - base.pacer.sent);
+  rep.pps = sent / secs;
+  rep.wakeups_per_s = wake / secs;
+  rep.packets_per_wakeup = wake > 0 ? sent / wake : 0.0;
+  rep.pacer_cpu_pct =
+      100.0 * static_cast<double>(fin.pacer.thread_cpu_ns - base.pacer.thread_cpu_ns) / 1e9 / secs;
+  const double life = static_cast<double>(opt.duration_ns) / 1e9;
+  rep.producer_cpu_pct = 100.0 * static_cast<double>(gen.thread_cpu_ns()) / 1e9 / life;
+  rep.receiver_cpu_pct = rx ? 100.0 * static_cast<double>(rx->thread_cpu_ns()) / 1e9 / life : 0.0;
+  rep.cpu_pct = rep.pacer_cpu_pct + rep.producer_cpu_pct;
+  rep.process_cpu_pct = sys.process_cpu_pct;
+
+  // Accounting.
+  rep.pacer = pr;
+  rep.fq_stats = pr.fq;
+  rep.fates = pr.fates;
+  const WorkloadCounters wcnt = gen.counters();
+  rep.packets_generated = wcnt.generated;
+  rep.pool_empty = wcnt.pool_empty;
+  rep.ring_full = wcnt.ring_full;
+  rep.late_handover = wcnt.late_handover;
+  rep.packets_sent = pr.fates[static_cast<std::size_t>(PacketFate::sent)];
+  rep.unsent_at_exit = pr.fates[static_cast<std::size_t>(PacketFate::unsent)];
+  rep.lateness = lateness;
+
+  // Per-flow rates: from arrivals when there is a receiver, else departures.
+  double err_sum = 0;
+  std::uint32_t measured = 0;
+  auto account = [&](double e) {
+    rep.flow_rate_error_max = std::max(rep.flow_rate_error_max, e);
+    err_sum += e;
+    ++measured;
+  };
+  if (rx) {
+    rep.packets_received = rx->totals().packets;
+    rep.packets_lost = rep.packets_sent > rep.packets_received ? rep.packets_sent - rep.packets_received : 0;
+    rep.transit = rx->transit();
+    rep.gaps = rx->gaps();
+    for (std::uint32_t f = 0; f < flows; ++f) {
+      const FlowArrivals& a = rx->flows()[f];
+      if (a.packets >= 2)
+        account(rate_error(a.first, a.last, a.first_intended, a.last_intended));
+      else if (dep[f].n >= 2)
+        account(1.0);  // sent but (almost) nothing arrived
+    }
+  } else {
+    rep.packets_received = rep.packets_sent;  // the sink takes everything
+    for (std::uint32_t f = 0; f < flows; ++f)
+      if (dep[f].n >= 2)
+        account(rate_error(dep[f].first, dep[f].last, dep[f].first_intended, dep[f].last_intended));
+  }
+  rep.flows_measured = measured;
+  rep.flow_rate_error_mean = measured ? err_sum / measured : 0.0;
+  return rep;
+}
+
+}  // namespace ufq::rt

@@ -1,0 +1,46 @@
+#include "ufq/rt/packet_pool.hpp"
+
+#include <stdexcept>
+
+namespace ufq::rt {
+
+PacketPool::PacketPool(std::uint32_t size)
+    : size_(size),
+      packets_(std::make_unique<Packet[]>(size)),
+      meta_(std::make_unique<PacketMeta[]>(size)),
+      free_(size) {
+  if (size == 0) throw std::invalid_argument("PacketPool: size must be > 0");
+  for (std::uint32_t i = 0; i < size; ++i) {
+    packets_[i].cookie = i;
+    free_.try_push(i);
+  }
+}
+
+Packet* PacketPool::acquire() {
+  std::uint32_t i = 0;
+  if (!free_.try_pop(i)) return nullptr;
+  Packet& p = packets_[i];
+  p.len = 0;
+  p.segments = 1;
+  p.priority = 0;
+  p.ect = false;
+  p.hash = 0;
+  p.tstamp = 0;
+  p.owner = nullptr;
+  p.ce = false;
+  p.cookie = i;
+  return &p;
+}
+
+void PacketPool::release(Packet& p) {
+  const auto i = static_cast<std::uint32_t>(p.cookie);
+  if (i >= size_ || &packets_[i] != &p) throw std::logic_error("PacketPool: foreign packet");
+  free_.try_push(i);  // cannot be full: at most size_ indices exist
+}
+
+std::uint32_t PacketPool::in_use_approx() const {
+  const std::size_t free = free_.size_approx();
+  return free >= size_ ? 0 : static_cast<std::uint32_t>(size_ - free);
+}
+
+}  // namespace ufq::rt

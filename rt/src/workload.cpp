@@ -1,0 +1,123 @@
+#include "ufq/rt/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include "ufq/rt/clock.hpp"
+#include "ufq/rt/wire.hpp"
+
+namespace ufq::rt {
+
+FlowGenerator::FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, Pacer& pacer)
+    : cfg_(cfg), pool_(pool), pacer_(pacer) {
+  if (cfg_.flows == 0) throw std::invalid_argument("flows must be > 0");
+  if (!(cfg_.rate_pps > 0)) throw std::invalid_argument("rate must be > 0");
+  const double period = 1e9 * static_cast<double>(cfg_.flows) / cfg_.rate_pps;
+  if (period < 1.0 || period > 1e12) throw std::invalid_argument("per-flow period out of range");
+  period_ = static_cast<Time>(std::llround(period));
+  owners_.resize(cfg_.flows);
+  phase_.resize(cfg_.flows);
+  seq_.assign(cfg_.flows, 0);
+  std::mt19937_64 rng(cfg_.seed);
+  std::uniform_int_distribution<Time> dist(0, period_ - 1);
+  for (std::uint32_t f = 0; f < cfg_.flows; ++f) {
+    owners_[f].id = f + 1;
+    owners_[f].kind = FlowOwner::Kind::connected;
+    // EDT packets: fq enforces the timestamps; the rate is informational.
+    owners_[f].pacing_rate = static_cast<Rate>(
+        std::llround(static_cast<double>(packet_len()) * 1e9 / static_cast<double>(period_)));
+    phase_[f] = dist(rng);
+  }
+  order_.resize(cfg_.flows);
+  std::iota(order_.begin(), order_.end(), 0U);
+  std::sort(order_.begin(), order_.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return phase_[a] < phase_[b]; });
+}
+
+FlowGenerator::~FlowGenerator() { stop(); }
+
+std::uint32_t FlowGenerator::packet_len() const { return cfg_.payload + kFrameOverhead; }
+
+std::uint64_t FlowGenerator::expected(std::uint32_t flow) const {
+  const Time first = start_ + phase_[flow];
+  if (end_ <= first) return 0;
+  return (end_ - first + period_ - 1) / period_;
+}
+
+WorkloadCounters FlowGenerator::counters() const {
+  WorkloadCounters c;
+  c.generated = generated_.load(std::memory_order_relaxed);
+  c.pool_empty = pool_empty_.load(std::memory_order_relaxed);
+  c.ring_full = ring_full_.load(std::memory_order_relaxed);
+  c.late_handover = late_.load(std::memory_order_relaxed);
+  return c;
+}
+
+void FlowGenerator::start(Time start, Time end) {
+  if (thread_.joinable()) return;
+  start_ = start;
+  end_ = end;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void FlowGenerator::stop() {
+  stop_.store(true, std::memory_order_release);
+  if (thread_.joinable()) thread_.join();
+}
+
+void FlowGenerator::loop() {
+  if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
+  const auto n = static_cast<std::uint64_t>(cfg_.flows);
+  std::uint64_t k = 0;  // next event: flow order_[k % n], round k / n
+  Packet* pending = nullptr;  // a packet the ring refused, retried first
+  auto event_time = [&](std::uint64_t e) {
+    return start_ + phase_[order_[e % n]] + (e / n) * period_;
+  };
+  while (!stop_.load(std::memory_order_acquire)) {
+    const Time now = mono_now();
+    const Time horizon = now + cfg_.lead_ns;
+    for (;;) {
+      Packet* p = pending;
+      if (!p) {
+        const Time t = event_time(k);
+        if (t >= end_ || t > horizon) break;
+        p = pool_.acquire();
+        if (!p) {
+          pool_empty_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        const std::uint32_t f = order_[k % n];
+        p->len = packet_len();
+        p->tstamp = t;
+        p->owner = &owners_[f];
+        p->hash = f * 2654435761U;
+        PacketMeta& m = pool_.meta(*p);
+        m.flow = f;
+        m.seq = seq_[f]++;
+        m.intended = t;
+        ++k;
+      }
+      if (!pacer_.submit(*p)) {
+        ring_full_.fetch_add(1, std::memory_order_relaxed);
+        pending = p;
+        break;
+      }
+      pending = nullptr;
+      generated_.fetch_add(1, std::memory_order_relaxed);
+      if (p->tstamp < now) late_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!pending && event_time(k) >= end_) break;  // all generated
+    // Sleep to the next grid point (the producer's coarse tick).
+    const Time next = (mono_now() / cfg_.tick_ns + 1) * cfg_.tick_ns;
+    const timespec ts = to_timespec(next);
+    ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+  }
+  if (pending) pool_.release(*pending);
+  cpu_.store(ufq::rt::thread_cpu_ns(), std::memory_order_relaxed);
+  done_.store(true, std::memory_order_release);
+}
+
+}  // namespace ufq::rt

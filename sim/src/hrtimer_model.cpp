@@ -1,0 +1,117 @@
+#include "ufq/sim/hrtimer_model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace ufq::sim {
+
+Hrtimer::Hrtimer(HrtimerModel& cpu, Callback callback) : cpu_(&cpu), callback_(std::move(callback)) {}
+
+Hrtimer::~Hrtimer() {
+  if (queued()) cpu_->cancel(*this);
+}
+
+HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
+    : queue_(&queue),
+      config_(config),
+      device_event_(queue, [this] { device_fired(); }),
+      irq_event_(queue, [this] { handle_interrupt(); }) {}
+
+HrtimerModel::~HrtimerModel() { timers_.clear(); }
+
+void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
+  if (timer.cpu_ != this) throw std::logic_error("HrtimerModel::start: timer bound to another model");
+  if (soft > hard) throw std::logic_error("HrtimerModel::start: soft expiry after hard expiry");
+  // Restarting the timer the device is programmed for: dequeue it quietly and
+  // re-evaluate once it is queued again, rather than writing the device twice.
+  const bool was_next = timer.queued() && &timer == next_timer_;
+  if (timer.queued()) timers_.erase(timers_.iterator_to(timer));
+  timer.soft_ = soft;
+  timer.hard_ = hard;
+  timer.seq_ = next_seq_++;
+  timers_.insert(timer);
+  if (in_irq_) return;  // the handler programs the device when it finishes
+  if (was_next) {
+    force_reprogram();
+  } else if (hard < expires_next_) {
+    next_timer_ = &timer;
+    program(hard);
+  }
+}
+
+void HrtimerModel::start_range(Hrtimer& timer, Time soft, Time slack) {
+  const Time hard = soft + slack < soft ? kNever : soft + slack;
+  start(timer, soft, hard);
+}
+
+bool HrtimerModel::cancel(Hrtimer& timer) {
+  if (!timer.queued() || timer.cpu_ != this) return false;
+  timers_.erase(timers_.iterator_to(timer));
+  if (&timer == next_timer_ && !in_irq_) force_reprogram();
+  return true;
+}
+
+Time HrtimerModel::earliest_hard_expiry() const {
+  return timers_.empty() ? kNever : timers_.begin()->hard_;
+}
+
+Time HrtimerModel::overhead() const {
+  return stats_.interrupts * config_.interrupt_cost +
+         (stats_.reprograms + stats_.device_stops) * config_.reprogram_cost;
+}
+
+void HrtimerModel::device_fired() {
+  // The device is one-shot: it holds nothing until written again. The kernel's
+  // expires_next keeps its value until the handler runs.
+  if (config_.entry_latency == 0) {
+    handle_interrupt();
+  } else {
+    queue_->schedule(irq_event_, queue_->now() + config_.entry_latency);
+  }
+}
+
+void HrtimerModel::handle_interrupt() {
+  ++stats_.interrupts;
+  in_irq_ = true;
+  expires_next_ = kNever;
+  next_timer_ = nullptr;
+  const Time now = queue_->now();  // read once
+  // Re-read the front each time: a callback may queue a timer that is due
+  // before the current front, and it then runs in this same walk.
+  while (!timers_.empty()) {
+    Hrtimer& timer = *timers_.begin();
+    if (timer.soft_ > now) break;  // blocks the walk, even if later ones are due
+    timers_.erase(timers_.begin());
+    ++stats_.timers_run;
+    timer.callback_();
+  }
+  in_irq_ = false;
+  next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
+  program(earliest_hard_expiry());
+}
+
+void HrtimerModel::force_reprogram() {
+  next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
+  const Time next = earliest_hard_expiry();
+  if (next != expires_next_) program(next);
+}
+
+void HrtimerModel::program(Time expiry) {
+  expires_next_ = expiry;
+  if (expiry == kNever) {
+    ++stats_.device_stops;
+    queue_->cancel(device_event_);
+    return;
+  }
+  ++stats_.reprograms;
+  if (irq_event_.armed()) {
+    // An interrupt is already pending: a firing now would merge with it, and
+    // the handler writes the device again when it finishes.
+    queue_->cancel(device_event_);
+  } else {
+    queue_->schedule(device_event_, std::max(expiry, queue_->now()));
+  }
+}
+
+}  // namespace ufq::sim

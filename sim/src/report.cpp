@@ -1,0 +1,264 @@
+#include "ufq/sim/report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "ufq/tc/fq_options.hpp"
+#include "ufq/tc/stats_print.hpp"
+
+namespace ufq::sim {
+
+namespace {
+
+double per_s(std::uint64_t n, Time span) {
+  return span ? static_cast<double>(n) * 1e9 / static_cast<double>(span) : 0.0;
+}
+
+double sys_pct(const SimResult& r, const Sample& s) {
+  const double cpu_ns = static_cast<double>(s.end - s.start) * r.config.cpus;
+  return cpu_ns > 0 ? 100.0 * static_cast<double>(s.busy) / cpu_ns + r.config.base_sy_pct : 0.0;
+}
+
+}  // namespace
+
+std::string vmstat_header() {
+  return fmt::format("{:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>3} {:>3} {:>9} {:>6}\n", "time", "in",
+                     "timer", "nic", "other", "wk", "runs", "sy", "id", "pps", "p/run");
+}
+
+std::string vmstat_line(const SimResult& r, const Sample& s) {
+  const Time span = s.end - s.start;
+  const double sy = sys_pct(r, s);
+  const double batch =
+      s.n.qdisc_runs ? static_cast<double>(s.n.packets) / static_cast<double>(s.n.qdisc_runs) : 0.0;
+  return fmt::format("{:>7.1f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>3.0f} {:>3.0f} {:>9.0f} {:>6.2f}\n",
+                     static_cast<double>(s.end) / 1e9, per_s(s.n.interrupts(), span),
+                     per_s(s.n.timer_interrupts, span), per_s(s.n.nic_interrupts, span),
+                     per_s(s.n.other_interrupts, span), per_s(s.n.watchdog_fires, span),
+                     per_s(s.n.qdisc_runs, span), sy, std::max(0.0, 100.0 - sy), per_s(s.n.packets, span), batch);
+}
+
+std::string summary(const SimResult& r) {
+  const auto& t = r.total;
+  std::string out;
+  out += fmt::format("packets: sent {} dropped {} queued {} (offered {})\n", r.packets_sent,
+                     r.packets_dropped, r.packets_queued, r.packets_offered);
+  out += fmt::format("rate: {:.0f} pkt/s; flow rate error max {:.4f}% mean {:.4f}%\n", r.per_s(t.n.packets),
+                     r.flow_rate_error_max * 100, r.flow_rate_error_mean * 100);
+  out += fmt::format("interrupts/s: {:.0f} (timer {:.0f}, nic {:.0f}, other {:.0f}); watchdog wake-ups/s {:.0f}\n",
+                     r.per_s(t.n.interrupts()), r.per_s(t.n.timer_interrupts), r.per_s(t.n.nic_interrupts),
+                     r.per_s(t.n.other_interrupts), r.per_s(t.n.watchdog_fires));
+  out += fmt::format("qdisc runs/s {:.0f}, packets per sending run {:.2f}, packets per timer interrupt {:.2f}\n",
+                     r.per_s(t.n.qdisc_runs), r.mean_batch(),
+                     t.n.timer_interrupts ? static_cast<double>(t.n.packets) / static_cast<double>(t.n.timer_interrupts) : 0.0);
+  out += fmt::format("lateness (departure - due): p50 {} ns, p99 {} ns, max {} ns\n", r.lateness.quantile(0.5),
+                     r.lateness.quantile(0.99), r.lateness.max());
+  out += fmt::format("cpu: sy {:.1f}% of {} cpus\n", r.cpu_sys_pct(), r.config.cpus);
+  return out;
+}
+
+std::string compare_table(const std::vector<std::string>& labels, const std::vector<SimResult>& runs) {
+  std::string out = fmt::format("{:<26}", "");
+  for (const auto& l : labels) out += fmt::format(" {:>16}", l);
+  if (runs.size() > 1) out += fmt::format(" {:>9}", "ratio");
+  out += "\n";
+  auto row = [&](const char* name, auto value, const char* format, bool ratio = true) {
+    out += fmt::format("{:<26}", name);
+    for (const auto& r : runs) out += fmt::format(fmt::runtime(format), value(r));
+    if (runs.size() > 1 && !ratio) {
+      out += fmt::format(" {:>9}", "-");
+    } else if (runs.size() > 1) {
+      const double a = static_cast<double>(value(runs.front()));
+      const double b = static_cast<double>(value(runs.back()));
+      out += a != 0 ? fmt::format(" {:>9.3f}", b / a) : fmt::format(" {:>9}", "-");
+    }
+    out += "\n";
+  };
+  row("in (interrupts/s)", [](const SimResult& r) { return r.per_s(r.total.n.interrupts()); }, " {:>16.0f}");
+  row("timer interrupts/s", [](const SimResult& r) { return r.per_s(r.total.n.timer_interrupts); }, " {:>16.0f}");
+  row("other interrupts/s", [](const SimResult& r) {
+        return r.per_s(r.total.n.nic_interrupts + r.total.n.other_interrupts);
+      }, " {:>16.0f}");
+  row("watchdog wake-ups/s", [](const SimResult& r) { return r.per_s(r.total.n.watchdog_fires); }, " {:>16.0f}");
+  row("sy (%)", [](const SimResult& r) { return r.cpu_sys_pct(); }, " {:>16.1f}");
+  row("packets/s", [](const SimResult& r) { return r.per_s(r.total.n.packets); }, " {:>16.0f}");
+  row("packets per run", [](const SimResult& r) { return r.mean_batch(); }, " {:>16.2f}");
+  row("flow rate error max (%)", [](const SimResult& r) { return r.flow_rate_error_max * 100; }, " {:>16.4f}",
+      false);
+  row("lateness p50 (us)", [](const SimResult& r) { return static_cast<double>(r.lateness.quantile(0.5)) / 1e3; }, " {:>16.2f}");
+  row("lateness p99 (us)", [](const SimResult& r) { return static_cast<double>(r.lateness.quantile(0.99)) / 1e3; }, " {:>16.2f}");
+  row("lateness max (us)", [](const SimResult& r) { return static_cast<double>(r.lateness.max()) / 1e3; }, " {:>16.2f}");
+  return out;
+}
+
+std::string to_json(const SimResult& r, const std::string& label) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  if (!label.empty()) j["label"] = label;
+  const auto& t = r.total;
+  j["pps"] = r.per_s(t.n.packets);
+  j["interrupts_per_s"] = r.per_s(t.n.interrupts());
+  j["timer_interrupts_per_s"] = r.per_s(t.n.timer_interrupts);
+  j["nic_interrupts_per_s"] = r.per_s(t.n.nic_interrupts);
+  j["other_interrupts_per_s"] = r.per_s(t.n.other_interrupts);
+  j["watchdog_wakeups_per_s"] = r.per_s(t.n.watchdog_fires);
+  j["qdisc_runs_per_s"] = r.per_s(t.n.qdisc_runs);
+  j["counts"] = {{"packets", t.n.packets},
+                 {"timer_interrupts", t.n.timer_interrupts},
+                 {"timers_run", t.n.timers_run},
+                 {"device_writes", t.n.device_writes},
+                 {"nic_interrupts", t.n.nic_interrupts},
+                 {"completions", t.n.completions},
+                 {"other_interrupts", t.n.other_interrupts},
+                 {"watchdog_fires", t.n.watchdog_fires},
+                 {"qdisc_runs", t.n.qdisc_runs},
+                 {"doorbells", t.n.doorbells}};
+  j["mean_batch"] = r.mean_batch();
+  j["cpu_sys_pct"] = r.cpu_sys_pct();
+  j["flow_rate_error_max"] = r.flow_rate_error_max;
+  j["flow_rate_error_mean"] = r.flow_rate_error_mean;
+  j["lateness_ns"] = {{"p50", r.lateness.quantile(0.5)},
+                      {"p90", r.lateness.quantile(0.9)},
+                      {"p99", r.lateness.quantile(0.99)},
+                      {"max", r.lateness.max()},
+                      {"mean", r.lateness.mean()}};
+  j["packets_offered"] = r.packets_offered;
+  j["packets_sent"] = r.packets_sent;
+  j["packets_dropped"] = r.packets_dropped;
+  j["packets_queued"] = r.packets_queued;
+  const auto& c = r.config;
+  j["workload"] = {{"traffic", to_string(c.traffic)},
+                   {"flows", c.flows},
+                   {"rate_pps", c.rate_pps},
+                   {"packet_size", c.packet_size},
+                   {"duration_s", static_cast<double>(c.duration) / 1e9},
+                   {"seed", c.seed},
+                   {"queues", c.queues},
+                   {"cpus", c.cpus}};
+  j["fq"] = tc::fq_options_json(c.fq);
+  ordered_json samples = ordered_json::array();
+  for (const Sample& s : r.samples) {
+    const Time span = s.end - s.start;
+    samples.push_back({{"t", static_cast<double>(s.end) / 1e9},
+                       {"interrupts_per_s", per_s(s.n.interrupts(), span)},
+                       {"timer_interrupts_per_s", per_s(s.n.timer_interrupts, span)},
+                       {"watchdog_wakeups_per_s", per_s(s.n.watchdog_fires, span)},
+                       {"cpu_sys_pct", sys_pct(r, s)},
+                       {"pps", per_s(s.n.packets, span)}});
+  }
+  j["samples"] = samples;
+  j["qdisc"] = "@QDISC@";
+  std::string text = j.dump();
+  const std::string marker = "\"@QDISC@\"";
+  text.replace(text.find(marker), marker.size(), tc::format_fq_stats_json(r.qdisc));
+  return text;
+}
+
+std::vector<std::string> write_plots(const std::string& dir, const std::string& swept,
+                                     const std::vector<std::string>& labels,
+                                     const std::vector<SimResult>& runs) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  std::vector<std::string> files;
+  auto open = [&](const std::string& name) {
+    const std::string path = (fs::path(dir) / name).string();
+    std::ofstream f(path);
+    if (!f) throw std::runtime_error("cannot write " + path);
+    files.push_back(path);
+    return f;
+  };
+  std::string script = "set terminal pngcairo size 900,560 noenhanced\nset grid\nset key outside right\n";
+  const auto q = [](const std::string& s) { return "'" + s + "'"; };
+  // Interrupts/s over time.
+  {
+    auto f = open("interrupts.dat");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      f << "# " << labels[i] << "\n";
+      for (const Sample& s : runs[i].samples)
+        f << static_cast<double>(s.end) / 1e9 << ' ' << per_s(s.n.interrupts(), s.end - s.start) << ' '
+          << per_s(s.n.timer_interrupts, s.end - s.start) << '\n';
+      f << "\n\n";
+    }
+    script += "set output " + q((fs::path(dir) / "interrupts.png").string()) +
+              "\nset title 'interrupts/s over time'\nset xlabel 'simulated time (s)'\nset ylabel 'interrupts/s'\nset yrange [0:*]\nplot ";
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      script += fmt::format("{}{} index {} using 1:2 with linespoints title {}, {} index {} using 1:3 with lines dt 2 title {}",
+                            i ? ", " : "", q((fs::path(dir) / "interrupts.dat").string()), i,
+                            q(labels[i] + " all"), q((fs::path(dir) / "interrupts.dat").string()), i,
+                            q(labels[i] + " timer"));
+    script += "\n";
+  }
+  // Lateness CDF.
+  {
+    auto f = open("lateness_cdf.dat");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      f << "# " << labels[i] << "\n";
+      const Histogram& h = runs[i].lateness;
+      std::uint64_t seen = 0;
+      for (unsigned b = 0; b < Histogram::kBuckets; ++b) {
+        if (!h.bucket_count(b)) continue;
+        seen += h.bucket_count(b);
+        f << static_cast<double>(Histogram::lower(b)) / 1e3 << ' '
+          << static_cast<double>(seen) / static_cast<double>(h.count()) << '\n';
+      }
+      f << "\n\n";
+    }
+    script += "set output " + q((fs::path(dir) / "lateness_cdf.png").string()) +
+              "\nset title 'lateness (departure - due) CDF'\nset xlabel 'lateness (us)'\nset ylabel 'fraction of packets'\nset yrange [0:1]\nset logscale x\nplot ";
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      script += fmt::format("{}{} index {} using 1:2 with steps title {}", i ? ", " : "",
+                            q((fs::path(dir) / "lateness_cdf.dat").string()), i, q(labels[i]));
+    script += "\nunset logscale x\n";
+  }
+  // Batch sizes.
+  {
+    auto f = open("batch.dat");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      f << "# " << labels[i] << "\n";
+      const Histogram& h = runs[i].batch;
+      for (unsigned b = 1; b <= 64; ++b)
+        f << b << ' ' << (h.count() ? static_cast<double>(h.bucket_count(b)) / static_cast<double>(h.count()) : 0) << '\n';
+      f << "\n\n";
+    }
+    script += "set output " + q((fs::path(dir) / "batch.png").string()) +
+              "\nset title 'packets per qdisc run (runs that sent)'\nset xlabel 'packets'\nset ylabel 'fraction of runs'\nset yrange [0:*]\nset xrange [0:32]\nset style fill solid 0.5\nplot ";
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      script += fmt::format("{}{} index {} using 1:2 with linespoints title {}", i ? ", " : "",
+                            q((fs::path(dir) / "batch.dat").string()), i, q(labels[i]));
+    script += "\nset xrange [*:*]\n";
+  }
+  // The sweep.
+  if (runs.size() > 1) {
+    auto f = open("sweep.dat");
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      f << i << " \"" << labels[i].substr(labels[i].find('=') + 1) << "\" "
+        << runs[i].per_s(runs[i].total.n.interrupts()) << ' '
+        << runs[i].per_s(runs[i].total.n.timer_interrupts) << ' '
+        << static_cast<double>(runs[i].lateness.quantile(0.99)) / 1e3 << '\n';
+    const std::string dat = q((fs::path(dir) / "sweep.dat").string());
+    script += "set output " + q((fs::path(dir) / "sweep.png").string()) +
+              "\nset title 'sweep of " + swept + "'\nset xlabel '" + swept +
+              "'\nset ylabel 'interrupts/s'\nset y2label 'p99 lateness (us)'\nset ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset key top center\n"
+              "plot " + dat + " using 1:3:xtic(2) with linespoints title 'interrupts/s', " + dat +
+              " using 1:4 with linespoints title 'timer interrupts/s', " + dat +
+              " using 1:5 axes x1y2 with linespoints title 'p99 lateness (us)'\n";
+  }
+  {
+    auto f = open("plots.gp");
+    f << script;
+  }
+  const std::string cmd = "gnuplot " + (fs::path(dir) / "plots.gp").string() + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("gnuplot failed on " + dir + "/plots.gp");
+  for (const char* png : {"interrupts.png", "lateness_cdf.png", "batch.png"})
+    files.push_back((fs::path(dir) / png).string());
+  if (runs.size() > 1) files.push_back((fs::path(dir) / "sweep.png").string());
+  return files;
+}
+
+}  // namespace ufq::sim

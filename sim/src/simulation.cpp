@@ -1,0 +1,537 @@
+// The seed's experiment, simulated. A packet's way: a traffic source enqueues
+// it into the fq of its flow's transmit queue; that queue's CPU runs the qdisc
+// (QdiscRunner) after enqueues, on NIC completion interrupts and on the fq
+// watchdog's hrtimer; the runner hands packets to the NIC model; the NIC's
+// completion interrupt gives them back to their source, which enqueues the
+// next one (TCP small queues). Counters at every step feed the vmstat-like
+// samples and the cost model.
+
+#include "ufq/sim/simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "ufq/driver/qdisc_runner.hpp"
+#include "ufq/scheduler.hpp"
+#include "ufq/sim/event_queue.hpp"
+#include "ufq/sim/hrtimer_model.hpp"
+#include "ufq/sim/pcap_trace.hpp"
+#include "ufq/sim/watchdog_hrtimer.hpp"
+
+namespace ufq::sim {
+
+const char* to_string(TrafficModel m) {
+  switch (m) {
+    case TrafficModel::edt: return "edt";
+    case TrafficModel::rate: return "rate";
+    case TrafficModel::bulk: return "bulk";
+    case TrafficModel::maxrate: return "maxrate";
+    case TrafficModel::onoff: return "onoff";
+    case TrafficModel::pcap: return "pcap";
+  }
+  return "?";
+}
+
+namespace {
+
+// Portable, deterministic random numbers (the standard distributions are not
+// specified bit for bit across library versions).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : g_(seed) {}
+  std::uint64_t below(std::uint64_t n) { return n ? g_() % n : 0; }
+  double unit() { return static_cast<double>(g_() >> 11) * (1.0 / 9007199254740992.0); }
+  // Exponential with the given mean, in ns.
+  Time exponential(double mean_ns) {
+    return static_cast<Time>(-std::log(1.0 - unit()) * mean_ns) + 1;
+  }
+
+ private:
+  std::mt19937_64 g_;
+};
+
+class Simulation;
+
+// One transmit queue and the CPU that serves it.
+struct Cpu;
+
+// The device the runner sees: the NIC, plus the departure measurement.
+struct TxPort {
+  NicModel* nic;
+  Simulation* sim;
+  std::uint32_t tx_room() const { return nic->tx_room(); }
+  bool xmit(Packet& p, bool more);
+};
+
+struct Flow {
+  FlowOwner owner;
+  std::uint32_t queue = 0;
+  Time gap = 0;          // EDT spacing (ns); 0 = unpaced source
+  Time next_stamp = 0;   // next EDT departure time
+  double target_pps = 0; // 0 = no target (rate error not measured)
+  std::uint32_t inflight = 0;
+  bool on = true;
+  std::uint64_t sent = 0;
+  Time first = 0, last = 0;
+  std::unique_ptr<Event> toggle;  // start, and on/off switches
+  // pcap: the trace's packets of this flow, by index into the trace.
+  std::vector<std::uint32_t> trace_packets;
+  std::size_t trace_next = 0;
+};
+
+struct Cpu {
+  Cpu(Simulation& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t index);
+
+  std::uint32_t index;
+  FqScheduler fq;
+  HrtimerModel hr;
+  NicModel nic;
+  TxPort port;
+  QdiscRunner<TxPort> runner;
+  WatchdogHrtimer wd;
+  Event softirq;  // NET_TX: a qdisc run requested by the watchdog or a used-up quota
+  Hrtimer tick;
+  Time tick_period = 0;
+  std::uint64_t qdisc_runs = 0;
+  std::uint64_t watchdog_fires = 0;
+};
+
+class Simulation {
+ public:
+  Simulation(const SimConfig& cfg, std::function<void(double)> progress)
+      : cfg_(cfg),
+        rng_(cfg.seed),
+        other_rng_(cfg.seed ^ 0x5DEECE66DULL),
+        sampler_(q_, [this] { sample(); }),
+        progress_(std::move(progress)),
+        progress_event_(q_, [this] { report_progress(); }) {
+    validate();
+    if (cfg_.traffic == TrafficModel::maxrate && cfg_.fq.maxrate == kUnlimitedRate)
+      cfg_.fq.maxrate = static_cast<Rate>(cfg_.rate_pps / cfg_.flows * cfg_.packet_size);
+    for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu>(*this, q_, cfg_, i));
+    make_flows();
+  }
+
+  SimResult run() {
+    SimResult r;
+    r.config = cfg_;
+    if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_rng_.exponential(1e9 / cfg_.other_irq_per_s);
+    q_.schedule(sampler_, std::min(cfg_.interval, cfg_.duration));
+    if (progress_) q_.schedule(progress_event_, std::max<Time>(cfg_.duration / 50, 1));
+    last_sample_at_ = 0;
+    q_.run_until(cfg_.duration);
+    if (last_sample_at_ < cfg_.duration) sample();  // a last, shorter period
+
+    r.samples = samples_;
+    r.total = Sample{};
+    r.total.start = 0;
+    r.total.end = cfg_.duration;
+    for (const Sample& s : samples_) {
+      r.total.n += s.n;
+      r.total.busy += s.busy;
+    }
+    r.lateness = lateness_;
+    r.packets_offered = offered_;
+    r.packets_dropped = dropped_;
+    r.packets_sent = sent_;
+    for (auto& c : cpus_) {
+      const FqStats s = c->fq.stats(q_.now());
+      add(r.qdisc, s);
+      r.packets_queued += s.qlen + c->runner.held();
+      r.reprograms += c->hr.stats().reprograms;
+      const NicStats& n = c->nic.stats();
+      r.nic.packets += n.packets;
+      r.nic.bytes += n.bytes;
+      r.nic.doorbells += n.doorbells;
+      r.nic.interrupts += n.interrupts;
+      r.nic.completions += n.completions;
+      r.nic.ring_full += n.ring_full;
+      const RunnerStats& rs = c->runner.stats();
+      r.qdisc.requeues += rs.requeues;
+      r.runs_sending += rs.runs_sending;
+      for (std::size_t i = 1; i < rs.batch.size(); ++i) r.batch.add(i, rs.batch[i]);
+    }
+    r.qdisc.unthrottle_latency_ns = static_cast<std::uint32_t>(latency_sum_ / std::max<std::size_t>(cpus_.size(), 1));
+    // Rate error over flows with a target and at least two departures.
+    double max_err = 0, sum_err = 0;
+    std::size_t measured = 0;
+    for (const Flow& f : flows_) {
+      if (f.target_pps <= 0 || f.sent < 2 || f.last <= f.first) continue;
+      const double achieved = static_cast<double>(f.sent - 1) * 1e9 / static_cast<double>(f.last - f.first);
+      const double err = std::fabs(achieved - f.target_pps) / f.target_pps;
+      max_err = std::max(max_err, err);
+      sum_err += err;
+      ++measured;
+    }
+    r.flow_rate_error_max = max_err;
+    r.flow_rate_error_mean = measured ? sum_err / static_cast<double>(measured) : 0;
+    r.events = q_.events_run();
+    return r;
+  }
+
+  // ------------------------------------------------------------ qdisc runs
+  void run_qdisc(Cpu& c) {
+    const RunResult res = c.runner.run(q_.now());
+    ++c.qdisc_runs;
+    c.wd.sync();
+    // A used-up quota re-raises NET_TX; a full ring waits for completions.
+    if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
+  }
+
+  void on_departure(Packet& p) {
+    Flow& f = flows_[p.cookie];
+    const Time now = q_.now();
+    if (f.sent == 0) f.first = now;
+    f.last = now;
+    ++f.sent;
+    ++sent_;
+    lateness_.add(now >= p.due ? now - p.due : 0);
+  }
+
+  // ------------------------------------------------------------ traffic
+  void on_complete(Cpu& c, Packet& p) {
+    Flow& f = flows_[p.cookie];
+    --f.inflight;
+    free_.push_back(&p);
+    refill(f, c);
+  }
+
+  // Top the flow up to its in-flight allowance (TCP small queues: the next
+  // packet is enqueued when an earlier one has left the NIC).
+  void refill(Flow& f, Cpu& c) {
+    const Time now = q_.now();
+    while (f.on && f.inflight < cfg_.inflight) {
+      if (cfg_.traffic == TrafficModel::pcap && f.trace_next >= f.trace_packets.size()) return;
+      Packet* p = free_.back();
+      free_.pop_back();
+      *p = Packet{};
+      p->cookie = static_cast<std::uint64_t>(&f - flows_.data());
+      p->owner = &f.owner;
+      p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
+      p->len = cfg_.packet_size;
+      if (cfg_.traffic == TrafficModel::pcap) {
+        const TracePacket& tp = trace_.packets[f.trace_packets[f.trace_next++]];
+        p->len = tp.len;
+        p->tstamp = std::max<Time>(tp.time, 1);
+      } else if (f.gap) {
+        p->tstamp = f.next_stamp;
+        f.next_stamp += f.gap;
+      }
+      ++offered_;
+      if (c.fq.enqueue(*p, now) != Verdict::queued) {
+        ++dropped_;
+        free_.push_back(p);
+        return;  // a source backs off after a drop
+      }
+      ++f.inflight;
+    }
+  }
+
+  void start_flow(Flow& f) {
+    Cpu& c = *cpus_[f.queue];
+    refill(f, c);
+    run_qdisc(c);
+    if (cfg_.traffic == TrafficModel::onoff)
+      q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(cfg_.on_mean)));
+  }
+
+  void toggle_flow(Flow& f) {
+    f.on = !f.on;
+    Cpu& c = *cpus_[f.queue];
+    if (f.on) {
+      f.next_stamp = std::max(f.next_stamp, q_.now());
+      refill(f, c);
+      run_qdisc(c);
+    }
+    const Time mean = f.on ? cfg_.on_mean : cfg_.off_mean;
+    q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(mean)));
+  }
+
+  void report_progress() {
+    progress_(static_cast<double>(q_.now()) / static_cast<double>(cfg_.duration));
+    const Time next = q_.now() + std::max<Time>(cfg_.duration / 50, 1);
+    if (next < cfg_.duration) q_.schedule(progress_event_, next);
+  }
+
+  // Other interrupts interact with nothing modelled, so instead of an event
+  // each, their Poisson arrivals up to `now` are counted when sampling.
+  void count_other_irqs(Time now) {
+    if (!(cfg_.other_irq_per_s > 0)) return;
+    const double mean = 1e9 / cfg_.other_irq_per_s;
+    while (next_other_irq_ <= now) {
+      ++other_irqs_;
+      next_other_irq_ += other_rng_.exponential(mean);
+    }
+  }
+
+  // ------------------------------------------------------------ sampling
+  EventCounts snapshot() const {
+    EventCounts c;
+    c.packets = sent_;
+    c.other_interrupts = other_irqs_;
+    for (const auto& cpu : cpus_) {
+      const HrtimerStats& h = cpu->hr.stats();
+      c.timer_interrupts += h.interrupts;
+      c.timers_run += h.timers_run;
+      c.device_writes += h.reprograms + h.device_stops;
+      c.nic_interrupts += cpu->nic.stats().interrupts;
+      c.completions += cpu->nic.stats().completions;
+      c.doorbells += cpu->nic.stats().doorbells;
+      c.watchdog_fires += cpu->watchdog_fires;
+      c.qdisc_runs += cpu->qdisc_runs;
+    }
+    return c;
+  }
+
+  void sample() {
+    const Time now = q_.now();
+    count_other_irqs(now);
+    const EventCounts cur = snapshot();
+    Sample s;
+    s.start = last_sample_at_;
+    s.end = now;
+    s.n = cur - prev_;
+    s.busy = cpu_time(s.n, cfg_.cost);
+    samples_.push_back(s);
+    prev_ = cur;
+    last_sample_at_ = now;
+    latency_sum_ = 0;
+    for (const auto& c : cpus_) latency_sum_ += c->fq.stats(now).unthrottle_latency_ns;
+    const Time next = now + cfg_.interval;
+    if (next <= cfg_.duration && now < cfg_.duration) q_.schedule(sampler_, next);
+  }
+
+  static void add(FqStats& a, const FqStats& b) {
+    a.bytes += b.bytes;
+    a.packets += b.packets;
+    a.drops += b.drops;
+    a.overlimits += b.overlimits;
+    a.requeues += b.requeues;
+    a.backlog += b.backlog;
+    a.qlen += b.qlen;
+    a.gc_flows += b.gc_flows;
+    a.highprio_packets += b.highprio_packets;
+    a.tcp_retrans += b.tcp_retrans;
+    a.throttled += b.throttled;
+    a.flows_plimit += b.flows_plimit;
+    a.pkts_too_long += b.pkts_too_long;
+    a.allocation_errors += b.allocation_errors;
+    a.flows += b.flows;
+    a.inactive_flows += b.inactive_flows;
+    a.throttled_flows += b.throttled_flows;
+    a.ce_mark += b.ce_mark;
+    a.horizon_drops += b.horizon_drops;
+    a.horizon_caps += b.horizon_caps;
+    a.fastpath_packets += b.fastpath_packets;
+    for (std::size_t i = 0; i < kBands; ++i) {
+      a.band_drops[i] += b.band_drops[i];
+      a.band_pkt_count[i] += b.band_pkt_count[i];
+    }
+    a.offered += b.offered;
+    a.dequeued += b.dequeued;
+    a.trimmed += b.trimmed;
+    a.purged += b.purged;
+    // The earliest next wake-up over the queues (negative when none is throttled).
+    if (b.time_next_delayed_flow > 0 &&
+        (a.time_next_delayed_flow <= 0 || b.time_next_delayed_flow < a.time_next_delayed_flow))
+      a.time_next_delayed_flow = b.time_next_delayed_flow;
+    else if (a.time_next_delayed_flow == 0)
+      a.time_next_delayed_flow = b.time_next_delayed_flow;
+  }
+
+  const SimConfig& config() const { return cfg_; }
+
+ private:
+  void validate() const {
+    if (cfg_.flows == 0) throw std::invalid_argument("--flows must be at least 1");
+    if (cfg_.queues == 0) throw std::invalid_argument("--queues must be at least 1");
+    if (cfg_.cpus < cfg_.queues) throw std::invalid_argument("--cpus must be at least --queues");
+    if (!(cfg_.rate_pps > 0) && cfg_.traffic != TrafficModel::bulk && cfg_.traffic != TrafficModel::pcap)
+      throw std::invalid_argument("--rate must be positive");
+    if (cfg_.packet_size == 0) throw std::invalid_argument("--packet-size must be at least 1");
+    if (cfg_.duration == 0) throw std::invalid_argument("--duration must be positive");
+    if (cfg_.interval == 0) throw std::invalid_argument("--interval must be positive");
+    if (cfg_.inflight == 0) throw std::invalid_argument("--inflight must be at least 1");
+    if (cfg_.traffic == TrafficModel::pcap && cfg_.pcap_file.empty())
+      throw std::invalid_argument("--traffic pcap needs --pcap FILE");
+  }
+
+  void make_flows() {
+    if (cfg_.traffic == TrafficModel::pcap) {
+      trace_ = read_pcap(cfg_.pcap_file);
+      cfg_.flows = static_cast<std::uint32_t>(trace_.flows);
+      if (cfg_.flows == 0) throw std::invalid_argument("the capture " + cfg_.pcap_file + " has no packet");
+    }
+    flows_.resize(cfg_.flows);
+    const double per_flow_pps = cfg_.rate_pps / cfg_.flows;
+    for (std::uint32_t i = 0; i < cfg_.flows; ++i) {
+      Flow& f = flows_[i];
+      f.owner.id = i + 1;
+      f.owner.kind = FlowOwner::Kind::connected;
+      f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
+      Time phase = 0;
+      switch (cfg_.traffic) {
+        case TrafficModel::edt:
+        case TrafficModel::onoff:
+          f.owner.tcp = true;
+          f.gap = static_cast<Time>(std::llround(1e9 / per_flow_pps));
+          f.target_pps = cfg_.traffic == TrafficModel::edt ? 1e9 / static_cast<double>(f.gap) : 0;
+          phase = rng_.below(f.gap);
+          f.next_stamp = phase + 1;  // 0 would mean "no timestamp"
+          break;
+        case TrafficModel::rate:
+          f.owner.pacing_rate = f.owner.max_pacing_rate =
+              static_cast<Rate>(std::llround(per_flow_pps * cfg_.packet_size));
+          f.target_pps = static_cast<double>(f.owner.pacing_rate) / cfg_.packet_size;
+          phase = rng_.below(static_cast<std::uint64_t>(1e9 / per_flow_pps));
+          break;
+        case TrafficModel::maxrate:
+          f.target_pps = static_cast<double>(cfg_.fq.maxrate) / cfg_.packet_size;
+          phase = rng_.below(static_cast<std::uint64_t>(1e9 / per_flow_pps));
+          break;
+        case TrafficModel::bulk:
+          phase = rng_.below(1000);
+          break;
+        case TrafficModel::pcap:
+          break;
+      }
+      f.toggle = std::make_unique<Event>(q_, [this, &f] {
+        if (!started(f)) {
+          mark_started(f);
+          start_flow(f);
+        } else {
+          toggle_flow(f);
+        }
+      });
+      if (cfg_.traffic != TrafficModel::pcap) q_.schedule(*f.toggle, phase);
+    }
+    if (cfg_.traffic == TrafficModel::pcap) {
+      // Packets enqueue a little ahead of their departure time (as TSQ lets TCP do).
+      for (std::uint32_t k = 0; k < trace_.packets.size(); ++k)
+        flows_[trace_.packets[k].flow].trace_packets.push_back(k);
+      for (Flow& f : flows_) {
+        if (f.trace_packets.empty()) continue;
+        const Time t = trace_.packets[f.trace_packets.front()].time;
+        q_.schedule(*f.toggle, t > kLead ? t - kLead : 0);
+      }
+    }
+    const std::size_t pool = static_cast<std::size_t>(cfg_.flows) * cfg_.inflight;
+    packets_.resize(pool);
+    free_.reserve(pool);
+    for (auto& p : packets_) free_.push_back(&p);
+    started_.assign(cfg_.flows, false);
+  }
+
+  bool started(const Flow& f) const { return started_[static_cast<std::size_t>(&f - flows_.data())]; }
+  void mark_started(const Flow& f) { started_[static_cast<std::size_t>(&f - flows_.data())] = true; }
+
+  static constexpr Time kLead = kNsecPerMsec;
+
+  SimConfig cfg_;
+  EventQueue q_;
+  Rng rng_;
+  std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::vector<Flow> flows_;
+  std::vector<bool> started_;
+  std::vector<Packet> packets_;
+  std::vector<Packet*> free_;
+  Trace trace_;
+  Rng other_rng_;
+  Time next_other_irq_ = kNever;
+  Event sampler_;
+  std::uint64_t other_irqs_ = 0;
+  std::uint64_t offered_ = 0, dropped_ = 0, sent_ = 0;
+  Histogram lateness_;
+  EventCounts prev_;
+  Time last_sample_at_ = 0;
+  std::uint64_t latency_sum_ = 0;
+  std::vector<Sample> samples_;
+  std::function<void(double)> progress_;
+  Event progress_event_;
+};
+
+bool TxPort::xmit(Packet& p, bool more) {
+  if (!nic->xmit(p, more)) return false;
+  sim->on_departure(p);
+  return true;
+}
+
+Cpu::Cpu(Simulation& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t i)
+    : index(i),
+      fq(cfg.fq),
+      hr(q, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
+      nic(q, cfg.nic, [&sim, this](Packet& p) { sim.on_complete(*this, p); },
+          [&sim, this] { sim.run_qdisc(*this); }),
+      port{&nic, &sim},
+      runner(fq, port),
+      wd(fq.watchdog(), hr,
+         [this, &q] {
+           ++watchdog_fires;
+           if (!softirq.armed()) q.schedule(softirq, q.now());
+         }),
+      softirq(q, [&sim, this] { sim.run_qdisc(*this); }),
+      tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }) {
+  if (cfg.tick_hz) {
+    tick_period = kNsecPerSec / cfg.tick_hz;
+    // Ticks of different CPUs are staggered across the period.
+    const Time first = tick_period * (i + 1) / (cfg.queues + 1);
+    hr.start(tick, first, first);
+  }
+}
+
+}  // namespace
+
+EventCounts& EventCounts::operator+=(const EventCounts& o) {
+  packets += o.packets;
+  timer_interrupts += o.timer_interrupts;
+  timers_run += o.timers_run;
+  device_writes += o.device_writes;
+  nic_interrupts += o.nic_interrupts;
+  completions += o.completions;
+  other_interrupts += o.other_interrupts;
+  watchdog_fires += o.watchdog_fires;
+  qdisc_runs += o.qdisc_runs;
+  doorbells += o.doorbells;
+  return *this;
+}
+
+EventCounts operator-(const EventCounts& a, const EventCounts& b) {
+  EventCounts d = a;
+  d.packets -= b.packets;
+  d.timer_interrupts -= b.timer_interrupts;
+  d.timers_run -= b.timers_run;
+  d.device_writes -= b.device_writes;
+  d.nic_interrupts -= b.nic_interrupts;
+  d.completions -= b.completions;
+  d.other_interrupts -= b.other_interrupts;
+  d.watchdog_fires -= b.watchdog_fires;
+  d.qdisc_runs -= b.qdisc_runs;
+  d.doorbells -= b.doorbells;
+  return d;
+}
+
+Time cpu_time(const EventCounts& c, const CostModel& m) {
+  return c.timer_interrupts * m.timer_interrupt + c.timers_run * m.timer_callback +
+         c.device_writes * m.reprogram + c.nic_interrupts * m.nic_interrupt +
+         c.completions * m.completion + c.other_interrupts * m.other_interrupt +
+         c.qdisc_runs * m.qdisc_run + c.packets * m.packet + c.doorbells * m.doorbell;
+}
+
+double SimResult::cpu_sys_pct() const {
+  const double cpu_ns = seconds() * 1e9 * config.cpus;
+  return cpu_ns > 0 ? 100.0 * static_cast<double>(total.busy) / cpu_ns + config.base_sy_pct : 0;
+}
+
+double SimResult::mean_batch() const {
+  return runs_sending ? static_cast<double>(packets_sent) / static_cast<double>(runs_sending) : 0;
+}
+
+SimResult simulate(const SimConfig& cfg, const std::function<void(double)>& progress) {
+  Simulation sim(cfg, progress);
+  return sim.run();
+}
+
+}  // namespace ufq::sim

@@ -1,0 +1,77 @@
+// The qdisc header line around the fq options and statistics (spec §7.1).
+#include "ufq/tc/qdisc_print.hpp"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "ufq/tc/fq_options.hpp"
+#include "ufq/tc/stats_print.hpp"
+
+namespace ufq::tc {
+namespace {
+
+std::string hex(std::uint32_t v) {
+  char buf[16];
+  const int n = std::snprintf(buf, sizeof buf, "%x", v);
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// tc's class-id notation for a parent: "maj:min", ":min", "maj:".
+std::string classid(std::uint32_t id) {
+  const std::uint32_t maj = id >> 16;
+  const std::uint32_t min = id & 0xFFFF;
+  std::string out;
+  if (maj != 0) out += hex(maj);
+  out += ':';
+  if (min != 0 || maj == 0) out += hex(min);
+  return out;
+}
+
+std::string header_text(const QdiscHeader& h) {
+  std::string out = "qdisc fq " + hex(h.major) + ": ";
+  if (!h.dev.empty()) out += "dev " + h.dev + " ";
+  if (h.parent == kRootParent)
+    out += "root ";
+  else if (h.parent != 0)
+    out += "parent " + classid(h.parent) + " ";
+  if (h.refcnt != 1) out += "refcnt " + std::to_string(h.refcnt) + " ";
+  return out;
+}
+
+std::string header_json(const QdiscHeader& h) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["kind"] = "fq";
+  j["handle"] = hex(h.major) + ":";
+  if (!h.dev.empty()) j["dev"] = h.dev;
+  if (h.parent == kRootParent)
+    j["root"] = true;
+  else if (h.parent != 0)
+    j["parent"] = classid(h.parent);
+  if (h.refcnt != 1) j["refcnt"] = h.refcnt;
+  std::string text = j.dump();
+  text.pop_back();  // reopen the object for the members that follow
+  return text;
+}
+
+}  // namespace
+
+std::string format_qdisc(const FqConfig& cfg, const QdiscHeader& header) {
+  return header_text(header) + format_fq_options(cfg) + "\n";
+}
+
+std::string format_qdisc(const FqConfig& cfg, const FqStats& stats, const QdiscHeader& header) {
+  return format_qdisc(cfg, header) + format_fq_stats(stats);
+}
+
+std::string format_qdisc_json(const FqConfig& cfg, const QdiscHeader& header) {
+  return header_json(header) + ",\"options\":" + fq_options_json(cfg).dump() + "}";
+}
+
+std::string format_qdisc_json(const FqConfig& cfg, const FqStats& stats,
+                              const QdiscHeader& header) {
+  return header_json(header) + ",\"options\":" + fq_options_json(cfg).dump() + "," +
+         fq_stats_json_members(stats) + "}";
+}
+
+}  // namespace ufq::tc

@@ -1,0 +1,246 @@
+#include "ufq/sim/event_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "alloc_counter.hpp"
+
+namespace ufq::sim {
+namespace {
+
+struct Record {
+  Time time;
+  int id;
+  bool operator==(const Record&) const = default;
+};
+
+TEST(EventQueue, EmptyQueue) {
+  EventQueue q(5);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.next_time(), kNever);
+  EXPECT_FALSE(q.run_next());
+  EXPECT_EQ(q.run(), 0u);
+  EXPECT_EQ(q.run_until(10), 0u);
+  EXPECT_EQ(q.now(), 10u);
+}
+
+TEST(EventQueue, RunsByTimeThenArmingOrder) {
+  EventQueue q;
+  std::vector<Record> trace;
+  std::vector<std::unique_ptr<Event>> ev;
+  for (int i = 0; i < 6; ++i) {
+    ev.push_back(std::make_unique<Event>(q, [&, i] { trace.push_back({q.now(), i}); }));
+  }
+  q.schedule(*ev[0], 20);
+  q.schedule(*ev[1], 10);
+  q.schedule(*ev[2], 20);
+  q.schedule(*ev[3], 10);
+  q.schedule(*ev[4], 15);
+  q.schedule(*ev[5], 20);
+  q.schedule(*ev[0], 20);  // re-arming for the same time moves it behind 2 and 5
+  EXPECT_EQ(q.size(), 6u);
+  EXPECT_EQ(q.next_time(), 10u);
+  EXPECT_EQ(ev[4]->when(), 15u);
+  EXPECT_EQ(q.run(), 6u);
+  const std::vector<Record> want{{10, 1}, {10, 3}, {15, 4}, {20, 2}, {20, 5}, {20, 0}};
+  EXPECT_EQ(trace, want);
+  EXPECT_EQ(q.now(), 20u);
+  EXPECT_EQ(q.events_run(), 6u);
+}
+
+TEST(EventQueue, CancelAndMove) {
+  EventQueue q;
+  std::vector<int> trace;
+  Event a(q, [&] { trace.push_back(1); });
+  Event b(q, [&] { trace.push_back(2); });
+  Event c(q, [&] { trace.push_back(3); });
+  q.schedule(a, 10);
+  q.schedule(b, 20);
+  q.schedule(c, 30);
+  EXPECT_TRUE(q.cancel(b));
+  EXPECT_FALSE(b.armed());
+  EXPECT_FALSE(q.cancel(b));
+  q.schedule(c, 5);  // earlier
+  q.schedule(a, 40);  // later
+  q.run();
+  EXPECT_EQ(trace, (std::vector<int>{3, 1}));
+}
+
+TEST(EventQueue, CallbackRearmsItselfAndRunUntilIsInclusive) {
+  EventQueue q;
+  std::vector<Time> fired;
+  Event tick(q, {});
+  tick.set_callback([&] {
+    fired.push_back(q.now());
+    q.schedule(tick, q.now() + 10);
+  });
+  q.schedule(tick, 0);
+  EXPECT_EQ(q.run_until(30), 4u);  // 0, 10, 20, 30
+  EXPECT_EQ(fired, (std::vector<Time>{0, 10, 20, 30}));
+  EXPECT_EQ(q.now(), 30u);
+  EXPECT_EQ(tick.when(), 40u);
+  EXPECT_EQ(q.run_until(35), 0u);
+  EXPECT_EQ(q.now(), 35u);
+}
+
+TEST(EventQueue, CallbackMayScheduleAtNow) {
+  EventQueue q;
+  std::vector<int> trace;
+  Event later(q, [&] { trace.push_back(2); });
+  Event other(q, [&] { trace.push_back(3); });
+  Event first(q, [&] {
+    trace.push_back(1);
+    q.schedule(later, q.now());
+  });
+  q.schedule(first, 7);
+  q.schedule(other, 7);
+  q.run();
+  EXPECT_EQ(trace, (std::vector<int>{1, 3, 2}));  // `later` was armed last
+}
+
+TEST(EventQueue, RejectsThePastAndNever) {
+  EventQueue q;
+  Event e(q, [] {});
+  q.run_until(100);
+  EXPECT_THROW(q.schedule(e, 99), std::logic_error);
+  EXPECT_THROW(q.schedule(e, kNever), std::logic_error);
+  EXPECT_THROW(q.run_until(50), std::logic_error);
+  EventQueue other;
+  EXPECT_THROW(other.schedule(e, 200), std::logic_error);
+  EXPECT_NO_THROW(q.schedule(e, 100));
+}
+
+TEST(EventQueue, DestroyingAnArmedEventCancelsIt) {
+  EventQueue q;
+  int runs = 0;
+  Event keep(q, [&] { ++runs; });
+  q.schedule(keep, 10);
+  {
+    Event gone(q, [&] { runs += 100; });
+    q.schedule(gone, 5);
+    EXPECT_EQ(q.size(), 2u);
+  }
+  EXPECT_EQ(q.size(), 1u);
+  q.run();
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(EventQueue, QueueMayDieBeforeItsEvents) {
+  auto q = std::make_unique<EventQueue>();
+  Event e(*q, [] {});
+  q->schedule(e, 10);
+  q.reset();
+  EXPECT_FALSE(e.armed());
+}  // e's destructor must not touch the dead queue
+
+// A random program of arms, moves and cancels, many at equal times, run against
+// the heap and against a linear-scan reference of the same contract.
+struct RandomProgram {
+  static constexpr int kEvents = 40;
+
+  template <class Schedule, class Cancel, class Now>
+  static void step(std::mt19937_64& rng, int self, Schedule&& schedule, Cancel&& cancel, Now&& now,
+                   std::vector<Record>& trace) {
+    trace.push_back({now(), self});
+    const int actions = static_cast<int>(rng() % 3);
+    for (int k = 0; k < actions; ++k) {
+      const int target = static_cast<int>(rng() % kEvents);
+      if (rng() % 4 == 0) {
+        cancel(target);
+      } else {
+        schedule(target, now() + rng() % 8);  // few distinct times: many ties
+      }
+    }
+  }
+};
+
+std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
+  std::mt19937_64 rng(seed);
+  EventQueue q;
+  std::vector<Record> trace;
+  std::vector<std::unique_ptr<Event>> ev;
+  for (int i = 0; i < RandomProgram::kEvents; ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
+  auto schedule = [&](int i, Time t) { q.schedule(*ev[static_cast<std::size_t>(i)], t); };
+  auto cancel = [&](int i) { q.cancel(*ev[static_cast<std::size_t>(i)]); };
+  auto now = [&] { return q.now(); };
+  for (int i = 0; i < RandomProgram::kEvents; ++i) {
+    ev[static_cast<std::size_t>(i)]->set_callback(
+        [&, i] { RandomProgram::step(rng, i, schedule, cancel, now, trace); });
+    schedule(i, rng() % 8);
+  }
+  for (std::uint64_t s = 0; s < steps && q.run_next(); ++s) {
+  }
+  return trace;
+}
+
+std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
+  std::mt19937_64 rng(seed);
+  struct Slot {
+    bool armed = false;
+    Time time = 0;
+    std::uint64_t seq = 0;
+  };
+  std::vector<Slot> slots(RandomProgram::kEvents);
+  std::uint64_t next_seq = 0;
+  Time current = 0;
+  std::vector<Record> trace;
+  auto schedule = [&](int i, Time t) { slots[static_cast<std::size_t>(i)] = {true, t, next_seq++}; };
+  auto cancel = [&](int i) { slots[static_cast<std::size_t>(i)].armed = false; };
+  auto now = [&] { return current; };
+  for (int i = 0; i < RandomProgram::kEvents; ++i) schedule(i, rng() % 8);
+  for (std::uint64_t s = 0; s < steps; ++s) {
+    int best = -1;
+    for (int i = 0; i < RandomProgram::kEvents; ++i) {
+      const Slot& c = slots[static_cast<std::size_t>(i)];
+      if (!c.armed) continue;
+      const Slot* b = best < 0 ? nullptr : &slots[static_cast<std::size_t>(best)];
+      if (!b || c.time < b->time || (c.time == b->time && c.seq < b->seq)) best = i;
+    }
+    if (best < 0) break;
+    current = slots[static_cast<std::size_t>(best)].time;
+    slots[static_cast<std::size_t>(best)].armed = false;
+    RandomProgram::step(rng, best, schedule, cancel, now, trace);
+  }
+  return trace;
+}
+
+TEST(EventQueue, DeterministicAndEqualToLinearReference) {
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    const auto a = run_heap(seed, 5000);
+    const auto b = run_heap(seed, 5000);
+    const auto ref = run_reference(seed, 5000);
+    ASSERT_EQ(a, b) << "seed " << seed;
+    ASSERT_EQ(a.size(), ref.size()) << "seed " << seed;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i], ref[i]) << "seed " << seed << " step " << i;
+    }
+  }
+}
+
+TEST(EventQueue, SteadyStateDoesNotAllocate) {
+  EventQueue q;
+  std::vector<std::unique_ptr<Event>> ev;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 64; ++i) {
+    ev.push_back(std::make_unique<Event>(q, nullptr));
+    Event& self = *ev.back();
+    self.set_callback([&q, &self, &rng] { q.schedule(self, q.now() + 1 + rng() % 100); });
+    q.schedule(self, rng() % 100);
+  }
+  q.run_until(1000);  // warm up
+  const std::uint64_t before = test::allocation_count();
+  q.run_until(100000);
+  for (auto& e : ev) q.cancel(*e);
+  for (auto& e : ev) q.schedule(*e, q.now() + 5);
+  q.run_until(200000);
+  EXPECT_EQ(test::allocation_count(), before);
+  EXPECT_GT(q.events_run(), 50000u);
+}
+
+}  // namespace
+}  // namespace ufq::sim

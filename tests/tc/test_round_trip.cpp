@@ -1,0 +1,153 @@
+// Round trips over many random valid configurations:
+//   parse(fq_options_args(cfg)) == cfg                   (exact words)
+//   fq_config_from_json(fq_options_json(cfg)) == dumped   (tc -j shows the kernel's view)
+//   printing the re-read configuration prints the same line.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ufq/tc/config_json.hpp"
+#include "print_config.hpp"
+#include "ufq/tc/fq_options.hpp"
+#include "ufq/tc/qdisc_print.hpp"
+
+namespace ufq::tc {
+namespace {
+
+class RandomConfigs {
+ public:
+  explicit RandomConfigs(std::uint64_t seed) : rng_(seed) {}
+
+  FqConfig next() {
+    FqConfig c;
+    c.compat = pick(2) == 0 ? Compat::latest : Compat::linux_5_7;
+    constexpr std::array<std::uint32_t, 4> kHz{100, 250, 300, 1000};
+    c.hz = kHz[pick(4)];
+    c.max_offload_horizon_us = pick(2) == 0 ? 0 : u32();
+    c.limit = count();
+    c.flow_limit = count();
+    c.quantum = 1 + pick(1U << 20);
+    c.initial_quantum = c.compat == Compat::latest ? pick(0x80000000U) : u32();
+    c.buckets_log = static_cast<std::uint8_t>(1 + pick(18));
+    c.pacing = pick(2) == 0;
+    c.orphan_mask = count();
+    // Rates: tc's printed form is exact for some, not for others; both matter.
+    c.maxrate = pick(3) == 0 ? kUnlimitedRate : Rate{rate()};
+    c.low_rate_threshold = rate();
+    c.refill_delay_us = time();
+    c.ce_threshold_us = pick(3) == 0 ? kCeThresholdDisabled : time();
+    c.timer_slack_ns = time();
+    if (c.compat == Compat::latest) {
+      c.horizon_us = time();
+      c.horizon_drop = pick(2) == 0;
+      for (auto& band : c.priomap) band = static_cast<std::uint8_t>(pick(3));
+      for (auto& w : c.weights) w = static_cast<std::int32_t>(kMinWeight + pick(0x7FFFFFFF - kMinWeight));
+      c.offload_horizon_us = c.max_offload_horizon_us == 0 ? 0 : pick(c.max_offload_horizon_us);
+    }
+    return c;
+  }
+
+ private:
+  // Uniform in [0, n) (n = 0 means the whole u32 range).
+  std::uint32_t pick(std::uint32_t n) {
+    if (n == 0) return u32();
+    return std::uniform_int_distribution<std::uint32_t>(0, n - 1)(rng_);
+  }
+  std::uint32_t u32() { return std::uniform_int_distribution<std::uint32_t>()(rng_); }
+  // Small, round, or anything.
+  std::uint32_t count() {
+    switch (pick(3)) {
+      case 0: return pick(20000);
+      case 1: return pick(4) * 1000;
+      default: return u32();
+    }
+  }
+  std::uint32_t rate() {
+    switch (pick(4)) {
+      case 0: return pick(1000) * 125;       // whole kbit/s
+      case 1: return pick(100) * 125000;     // whole mbit/s
+      case 2: return pick(0xFFFFFFFFU);  // anything below "unlimited"
+      default: return pick(10000);
+    }
+  }
+  std::uint32_t time() {
+    switch (pick(4)) {
+      case 0: return pick(1000);
+      case 1: return pick(1000) * 1000;
+      case 2: return pick(100) * 1000000;
+      default: return u32();
+    }
+  }
+
+  std::mt19937_64 rng_;
+};
+
+FqConfig base_of(const FqConfig& c) {
+  FqConfig b;
+  b.compat = c.compat;
+  b.hz = c.hz;
+  b.max_offload_horizon_us = c.max_offload_horizon_us;
+  b.max_flows = c.max_flows;
+  return b;
+}
+
+TEST(RoundTrip, RandomConfigsAreValid) {
+  RandomConfigs gen(1);
+  for (int i = 0; i < 2000; ++i) {
+    const FqConfig c = gen.next();
+    const auto refused = validate(c);
+    ASSERT_FALSE(refused.has_value()) << refused->what();
+  }
+}
+
+TEST(RoundTrip, ArgsParseBackExactly) {
+  RandomConfigs gen(2);
+  for (int i = 0; i < 5000; ++i) {
+    const FqConfig c = gen.next();
+    const auto words = fq_options_args(c);
+    const auto back = parse_fq_options(words, base_of(c));
+    ASSERT_TRUE(back.ok()) << join_words(words) << " -> " << back.error().message;
+    ASSERT_EQ(*back, c) << join_words(words);
+    ASSERT_EQ(format_fq_options(*back), format_fq_options(c));
+  }
+}
+
+TEST(RoundTrip, TcJsonQdiscGivesTheKernelView) {
+  RandomConfigs gen(5);
+  for (int i = 0; i < 5000; ++i) {
+    const FqConfig c = gen.next();
+    const std::string text = std::string("[").append(format_qdisc_json(c, FqStats{})).append("]");
+    const auto back = fq_config_from_json(text, base_of(c));
+    ASSERT_TRUE(back.ok()) << text << " -> " << back.error().message;
+    ASSERT_EQ(*back, dumped_config(c)) << text;
+  }
+}
+
+TEST(RoundTrip, JsonOptionsGiveTheKernelView) {
+  RandomConfigs gen(3);
+  for (int i = 0; i < 5000; ++i) {
+    const FqConfig c = gen.next();
+    const std::string text = fq_options_json(c).dump();
+    const auto back = fq_config_from_json(text, base_of(c));
+    ASSERT_TRUE(back.ok()) << text << " -> " << back.error().message;
+    FqConfig want = dumped_config(c);
+    // tc omits low_rate_threshold 0; a bare options object keeps the base then.
+    if (c.low_rate_threshold == 0) want.low_rate_threshold = base_of(c).low_rate_threshold;
+    ASSERT_EQ(*back, want) << text;
+    if (c.low_rate_threshold == 0) continue;
+    // The kernel view is stable: reading what it prints changes nothing more.
+    ASSERT_EQ(fq_options_json(*back), fq_options_json(c));
+    ASSERT_EQ(format_fq_options(*back), format_fq_options(c));
+  }
+}
+
+TEST(RoundTrip, DumpedConfigIsIdempotent) {
+  RandomConfigs gen(4);
+  for (int i = 0; i < 2000; ++i) {
+    const FqConfig d = dumped_config(gen.next());
+    ASSERT_EQ(dumped_config(d), d);
+  }
+}
+
+}  // namespace
+}  // namespace ufq::tc

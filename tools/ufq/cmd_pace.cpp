@@ -1,0 +1,290 @@
+// `ufq pace`: run the real-time pacer on real UDP and measure it the way the
+// seed's experiment did (vmstat every 2 s next to the pacer's own wake-ups).
+//
+//   ufq pace [--flows N] [--rate PPS] [--packet-size B] [--duration T]
+//            [--timer nanosleep|epoll|timerfd|busy|hybrid|tick] [--spin T] [--tick T]
+//            [--egress shared|per-flow|sink] [--no-gso] [--netns]
+//            [--compare KEY=V1,V2,...] [--json] [--quiet] [fq [FQ OPTIONS...]]
+//
+// The words after `fq` go to the tc-fq parser, as in `ufq show`. --compare
+// runs the same workload once per value: KEY is an fq option keyword
+// (timer_slack=0,10us,50us), `timer` or `egress`.
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "ufq/rt/clock.hpp"
+#include "ufq/rt/pace_run.hpp"
+#include "ufq/rt/report.hpp"
+#include "ufq/rt/stop_signal.hpp"
+#include "ufq/tc/fq_options.hpp"
+#include "ufq/tc/units.hpp"
+
+namespace ufq::cli {
+namespace {
+
+struct PaceArgs {
+  std::uint32_t flows = 1000;
+  std::string rate = "100000";
+  std::uint32_t packet_size = 1200;
+  std::string duration = "10s";
+  std::string interval = "2s";
+  std::string timer = "nanosleep";
+  std::string spin = "50us";
+  std::string tick = "1ms";
+  std::string lead = "5ms";
+  std::string egress = "shared";
+  bool no_gso = false;
+  bool netns = false;
+  bool json = false;
+  bool quiet = false;
+  bool pin = false;
+  int nice = 0;
+  bool no_probe = false;
+  std::string compare;
+  std::uint64_t seed = 1;
+  std::string compat = "latest";
+};
+
+// A time; a bare number is in `bare_unit_ns` units.
+std::optional<Time> parse_time(const std::string& word, double bare_unit_ns) {
+  if (word.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(word.c_str(), &end);
+  if (end && *end == '\0') {
+    if (!(v >= 0) || v * bare_unit_ns > 1e18) return std::nullopt;
+    return static_cast<Time>(std::llround(v * bare_unit_ns));
+  }
+  const auto ns = tc::parse_time_value(word, tc::TimeUnit::ns);
+  if (!ns || !(*ns >= 0) || *ns > 1e18) return std::nullopt;
+  return static_cast<Time>(std::llround(*ns));
+}
+
+// 100000, 100k, 1.5M
+std::optional<double> parse_pps(const std::string& word) {
+  if (word.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(word.c_str(), &end);
+  const std::string suffix = end ? end : "";
+  if (suffix == "k" || suffix == "K") v *= 1e3;
+  else if (suffix == "m" || suffix == "M") v *= 1e6;
+  else if (!suffix.empty()) return std::nullopt;
+  if (!(v > 0) || v > 1e8) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+struct RunPlan {
+  std::string label;
+  rt::PaceOptions opt;
+};
+
+int pace(const PaceArgs& a, CLI::App& sub) {
+  rt::PaceOptions base;
+  base.workload.flows = a.flows;
+  const auto rate = parse_pps(a.rate);
+  if (!rate) return fail("--rate: \"" + a.rate + "\" is not a packet rate (e.g. 100000, 100k, 1M)");
+  base.workload.rate_pps = *rate;
+  if (a.packet_size < rt::kWireHeaderSize || a.packet_size > 65000)
+    return fail("--packet-size: " + std::to_string(a.packet_size) + " is outside 24..65000 bytes");
+  base.workload.payload = a.packet_size;
+  base.workload.seed = a.seed;
+  if (a.flows == 0 || a.flows > 1'000'000) return fail("--flows: must be 1..1000000");
+  if (1e9 * a.flows / *rate > 1e11)
+    return fail("--rate: each flow would send less than one packet per 100 s");
+  const auto duration = parse_time(a.duration, 1e9);
+  if (!duration || *duration == 0 || *duration > 86400 * kNsecPerSec)
+    return fail("--duration: \"" + a.duration + "\" is not a time up to a day (e.g. 10, 10s, 500ms)");
+  base.duration_ns = *duration;
+  const auto interval = parse_time(a.interval, 1e9);
+  if (!interval || *interval < 100 * kNsecPerMsec)
+    return fail("--interval: \"" + a.interval + "\" is not a time of at least 100ms");
+  base.interval_ns = *interval;
+  const auto spin = parse_time(a.spin, 1e3);
+  if (!spin || *spin > kNsecPerSec) return fail("--spin: \"" + a.spin + "\" is not a time up to 1s");
+  const auto tick = parse_time(a.tick, 1e3);
+  if (!tick || *tick < kNsecPerUsec || *tick > kNsecPerSec)
+    return fail("--tick: \"" + a.tick + "\" is not a time in 1us..1s");
+  const auto lead = parse_time(a.lead, 1e3);
+  if (!lead || *lead > kNsecPerSec) return fail("--lead: \"" + a.lead + "\" is not a time up to 1s");
+  base.workload.lead_ns = *lead;
+  const auto timer = rt::parse_timer_kind(a.timer);
+  if (!timer) return fail("--timer: \"" + a.timer + "\" is not one of " + rt::timer_kind_names());
+  base.sleeper.kind = *timer;
+  base.sleeper.spin_ns = *spin;
+  base.sleeper.tick_ns = *tick;
+  const auto egress = rt::parse_egress_kind(a.egress);
+  if (!egress) return fail("--egress: \"" + a.egress + "\" is not one of shared|per-flow|sink");
+  base.egress = *egress;
+  base.gso = !a.no_gso;
+  base.netns = a.netns;
+  base.probe_timer = !a.no_probe;
+  if (a.nice < -20 || a.nice > 19) return fail("--nice: must be -20..19");
+  base.pacer_nice = a.nice;
+  if (a.pin && rt::cpu_count() >= 2) {
+    base.pacer_cpu = rt::cpu_count() - 1;
+    base.helper_cpu = 0;
+  }
+
+  // fq options after the word `fq`.
+  FqConfig fq_base;
+  fq_base.compat = a.compat == "5.7" ? Compat::linux_5_7 : Compat::latest;
+  std::vector<std::string> words = sub.remaining();
+  if (!words.empty()) {
+    if (words[0] != "fq")
+      return fail("unexpected \"" + words[0] +
+                  "\": expected `fq [OPTIONS...]` (ufq options go before `fq`)");
+    words.erase(words.begin());
+  }
+  std::vector<std::string> notes;
+  tc::ParseOptions popt;
+  popt.notes = &notes;
+  const auto cfg = tc::parse_fq_options(words, fq_base, popt);
+  if (!cfg) return fail(cfg.error().message);
+  for (const auto& n : notes) note(n);
+  base.fq = *cfg;
+
+  // The runs: one, or one per --compare value.
+  std::vector<RunPlan> plans;
+  if (a.compare.empty()) {
+    plans.push_back({"", base});
+  } else {
+    const auto eq = a.compare.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.compare.size())
+      return fail("--compare: expected KEY=V1,V2,... (e.g. timer_slack=0,10us,50us)");
+    const std::string key = a.compare.substr(0, eq);
+    for (const std::string& v : split(a.compare.substr(eq + 1), ',')) {
+      if (v.empty()) return fail("--compare: empty value in \"" + a.compare + "\"");
+      RunPlan p{key + "=" + v, base};
+      if (key == "timer") {
+        const auto k = rt::parse_timer_kind(v);
+        if (!k) return fail("--compare timer: \"" + v + "\" is not one of " + rt::timer_kind_names());
+        p.opt.sleeper.kind = *k;
+      } else if (key == "egress") {
+        const auto k = rt::parse_egress_kind(v);
+        if (!k) return fail("--compare egress: \"" + v + "\" is not one of shared|per-flow|sink");
+        p.opt.egress = *k;
+      } else {
+        std::vector<std::string> w = words;
+        w.push_back(key);
+        w.push_back(v);
+        const auto c = tc::parse_fq_options(w, fq_base);
+        if (!c) return fail("--compare " + key + "=" + v + ": " + c.error().message);
+        p.opt.fq = *c;
+      }
+      p.opt.label = p.label;
+      plans.push_back(std::move(p));
+    }
+  }
+
+  rt::StopSignal signals;
+  std::ostream& human = a.json ? std::cerr : std::cout;
+  std::vector<rt::PaceReport> reports;
+  for (RunPlan& p : plans) {
+    if (signals.requested()) break;
+    p.opt.stop = &rt::StopSignal::flag();
+    if (!a.quiet) {
+      p.opt.on_probe = [&human](const rt::TimerLatency& t) {
+        human << rt::format_timer_latency(t) << std::flush;
+      };
+      p.opt.on_interval = [&human](const rt::IntervalReport& r) {
+        human << rt::format_interval(r) << std::flush;
+      };
+      human << "ufq pace" << (p.label.empty() ? "" : " [" + p.label + "]") << ": "
+            << p.opt.workload.flows << " flows, " << p.opt.workload.rate_pps << " pkt/s, timer "
+            << rt::to_string(p.opt.sleeper.kind) << ", fq timer_slack "
+            << tc::format_time64_ns(static_cast<std::int64_t>(p.opt.fq.timer_slack_ns)) << "\n"
+            << std::flush;
+    }
+    if (!a.quiet) {
+      // The header goes out just before the first interval line.
+      auto first = std::make_shared<bool>(true);
+      auto inner = p.opt.on_interval;
+      p.opt.on_interval = [first, inner, &human](const rt::IntervalReport& r) {
+        if (*first) human << rt::format_interval_header();
+        *first = false;
+        inner(r);
+      };
+    }
+    reports.push_back(rt::run_pace(p.opt));
+    if (!a.quiet) human << rt::format_summary(reports.back()) << std::flush;
+  }
+  if (reports.size() > 1 && !a.quiet) human << "\n" << rt::format_comparison(reports) << std::flush;
+  if (a.json) {
+    std::cout << "[";
+    for (std::size_t i = 0; i < reports.size(); ++i)
+      std::cout << (i ? ",\n" : "") << rt::format_json(reports[i]);
+    std::cout << "]\n" << std::flush;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_pace_command(Commands& commands) {
+  auto a = std::make_shared<PaceArgs>();
+  CLI::App* sub = commands.add(
+      "pace", "Pace N UDP flows through fq on a real-time pacer thread and measure wake-ups",
+      [a](CLI::App& self) { return pace(*a, self); });
+  sub->footer(
+      "Usage: ufq pace [OPTIONS] [fq [FQ OPTIONS...]]\n"
+      "Sends real UDP packets to a receiver on 127.0.0.1 (or across a veth pair with --netns)\n"
+      "and prints, every 2 s, system interrupts/s, context switches/s and CPU from /proc next to\n"
+      "the pacer's wake-ups/s, packets per wake-up and packets/s; then a summary.\n"
+      "Everything after `fq` is read as tc-fq(8) options:\n  fq " +
+      std::string(tc::fq_usage()));
+  sub->prefix_command();
+  sub->add_option("--flows", a->flows, "paced flows")->capture_default_str();
+  sub->add_option("--rate", a->rate, "total packets/s over all flows (100000, 100k, 1M)")
+      ->capture_default_str();
+  sub->add_option("--packet-size", a->packet_size, "UDP payload bytes (24..65000)")
+      ->capture_default_str();
+  sub->add_option("--duration", a->duration, "how long to send (bare number: seconds)")
+      ->capture_default_str();
+  sub->add_option("--interval", a->interval, "report interval (bare number: seconds)")
+      ->capture_default_str();
+  sub->add_option("--timer", a->timer, std::string("wake-up strategy: ") + rt::timer_kind_names())
+      ->capture_default_str();
+  sub->add_option("--spin", a->spin, "hybrid: spin this long before the window (bare: us)")
+      ->capture_default_str();
+  sub->add_option("--tick", a->tick, "tick: the timer grid (bare: us)")->capture_default_str();
+  sub->add_option("--lead", a->lead, "hand packets to the pacer this early (bare: us)")
+      ->capture_default_str();
+  sub->add_option("--egress", a->egress,
+                  "shared (one socket, sendmmsg across flows), per-flow (connected sockets), sink")
+      ->capture_default_str();
+  sub->add_flag("--no-gso", a->no_gso, "never use UDP GSO");
+  sub->add_flag("--netns", a->netns,
+                "send across a veth pair between two network namespaces created for the run (root)");
+  sub->add_option("--compare", a->compare,
+                  "run once per value: KEY=V1,V2,... with KEY an fq option, `timer` or `egress`");
+  sub->add_flag("--json", a->json, "print a JSON array (one object per run) on stdout");
+  sub->add_flag("-q,--quiet", a->quiet, "no interval lines or summaries");
+  sub->add_flag("--pin", a->pin, "pin the pacer to the last CPU, producer and receiver to CPU 0");
+  sub->add_option("--nice", a->nice, "nice value of the pacer thread (-20..19; <0 needs root)")
+      ->capture_default_str();
+  sub->add_flag("--no-probe", a->no_probe, "skip the timer-latency measurement at start");
+  sub->add_option("--seed", a->seed, "flow phases' random seed")->capture_default_str();
+  sub->add_option("--compat", a->compat, "kernel whose fq to run")
+      ->check(CLI::IsMember({"latest", "5.7"}))
+      ->capture_default_str();
+}
+
+}  // namespace ufq::cli

@@ -1,0 +1,260 @@
+// `ufq sim`: the seed's timer-slack experiment (and others) in the simulator.
+//
+//   ufq sim [workload and machine options] [--compare KEY=V1,V2,...] [--json]
+//           [--plot DIR] [--tc-stats] [fq OPTIONS...]
+//
+// With no arguments: 1000 EDT-paced flows, 1,000,000 packets/s, 20 s, the
+// default fq of the seed's kernel (timer_slack 10us), vmstat-like lines every
+// 2 simulated seconds and a summary.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "ufq/sim/report.hpp"
+#include "ufq/sim/simulation.hpp"
+#include "ufq/tc/fq_options.hpp"
+#include "ufq/tc/qdisc_print.hpp"
+#include "ufq/tc/units.hpp"
+
+namespace ufq::cli {
+namespace {
+
+struct SimArgs {
+  std::string traffic = "edt";
+  std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs, on = "100ms",
+              off = "100ms";
+  std::string compat = "5.7";
+  std::string compare;
+  std::string plot_dir;
+  std::string nic_rate;
+  bool json = false, tc_stats = false, quiet = false;
+};
+
+// A duration: a number with an optional unit (s, ms, us, ns); bare = seconds.
+bool parse_duration(const std::string& word, Time& out) {
+  char* end = nullptr;
+  const double v = std::strtod(word.c_str(), &end);
+  if (end == word.c_str() || !(v >= 0) || !std::isfinite(v)) return false;
+  const std::string unit(end);
+  double scale;
+  if (unit.empty() || unit == "s") scale = 1e9;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ns") scale = 1;
+  else return false;
+  const double ns = v * scale;
+  if (ns > 1e18) return false;
+  out = static_cast<Time>(std::llround(ns));
+  return true;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
+  // Workload and machine.
+  if (!parse_duration(a.duration, cfg.duration) || cfg.duration == 0 || cfg.duration > 3600 * kNsecPerSec)
+    return fail("--duration \"" + a.duration + "\": expected a time from 1ns to 3600s (e.g. 20s, 500ms)");
+  if (!parse_duration(a.interval, cfg.interval) || cfg.interval == 0)
+    return fail("--interval \"" + a.interval + "\": expected a positive time (e.g. 2s)");
+  if (!parse_duration(a.irq_latency, cfg.irq_latency) || cfg.irq_latency > kNsecPerMsec)
+    return fail("--irq-latency \"" + a.irq_latency + "\": expected a time from 0 to 1ms (e.g. 1us)");
+  cfg.nic.irq_latency = cfg.irq_latency;
+  if (!a.nic_latency.empty() &&
+      (!parse_duration(a.nic_latency, cfg.nic.irq_latency) || cfg.nic.irq_latency > kNsecPerSec))
+    return fail("--nic-latency \"" + a.nic_latency + "\": expected a time from 0 to 1s (e.g. 1us)");
+  if (!a.tx_usecs.empty() && (!parse_duration(a.tx_usecs, cfg.nic.tx_usecs) || cfg.nic.tx_usecs > kNsecPerSec))
+    return fail("--tx-usecs \"" + a.tx_usecs + "\": expected a time from 0 to 1s (e.g. 16us)");
+  if (!parse_duration(a.on, cfg.on_mean) || !parse_duration(a.off, cfg.off_mean) || cfg.on_mean == 0 ||
+      cfg.off_mean == 0)
+    return fail("--on/--off: expected positive times (e.g. 100ms)");
+  if (!a.nic_rate.empty()) {
+    const auto bits = tc::parse_rate_bits(a.nic_rate);
+    if (!bits || *bits < 1e6 || *bits > 1e13)
+      return fail("--nic-rate \"" + a.nic_rate + "\": expected a rate from 1mbit to 10tbit (e.g. 100gbit)");
+    cfg.nic.line_rate_bps = static_cast<std::uint64_t>(*bits);
+  }
+  static const std::pair<const char*, sim::TrafficModel> kModels[] = {
+      {"edt", sim::TrafficModel::edt},         {"rate", sim::TrafficModel::rate},
+      {"bulk", sim::TrafficModel::bulk},       {"maxrate", sim::TrafficModel::maxrate},
+      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap}};
+  bool known = false;
+  for (const auto& [name, model] : kModels)
+    if (a.traffic == name) {
+      cfg.traffic = model;
+      known = true;
+    }
+  if (!known) return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff or pcap");
+  if (a.compat != "5.7" && a.compat != "latest")
+    return fail("--compat \"" + a.compat + "\": expected 5.7 or latest");
+  if (cfg.flows == 0 || cfg.flows > 10'000'000) return fail("--flows: expected 1..10000000");
+  if (!(cfg.rate_pps > 0) || cfg.rate_pps > 1e9) return fail("--rate: expected 1..1000000000 packets/s");
+  if (cfg.packet_size < 64 || cfg.packet_size > 65535) return fail("--packet-size: expected 64..65535 bytes");
+  if (cfg.queues == 0 || cfg.queues > 1024) return fail("--queues: expected 1..1024");
+  if (cfg.cpus < cfg.queues || cfg.cpus > 4096) return fail("--cpus: expected --queues..4096");
+  if (cfg.nic.ring_size == 0 || cfg.nic.ring_size > 65536) return fail("--ring: expected 1..65536 descriptors");
+  if (cfg.nic.tx_frames == 0) return fail("--tx-frames: expected at least 1");
+  if (cfg.inflight == 0 || cfg.inflight > 1000) return fail("--inflight: expected 1..1000 packets");
+  if (!(cfg.other_irq_per_s >= 0) || cfg.other_irq_per_s > 1e8)
+    return fail("--other-irq-rate: expected 0..100000000 per second");
+  if (static_cast<double>(cfg.flows) * cfg.inflight > 5e7)
+    return fail("--flows x --inflight: at most 50000000 packets in flight (memory)");
+
+  // The fq configuration after the word `fq`.
+  FqConfig base;
+  base.compat = a.compat == "latest" ? Compat::latest : Compat::linux_5_7;
+  std::vector<std::string> words = sub.remaining();
+  if (!words.empty()) {
+    if (words[0] != "fq")
+      return fail("unexpected \"" + words[0] + "\": expected `fq [OPTIONS...]` (ufq options go before `fq`)");
+    words.erase(words.begin());
+  }
+
+  // --compare KEY=V1,V2: one run per value on the same workload.
+  std::string key;
+  std::vector<std::string> values;
+  if (!a.compare.empty()) {
+    const auto eq = a.compare.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.compare.size())
+      return fail("--compare \"" + a.compare + "\": expected KEY=V1,V2,... (e.g. timer_slack=0,10us)");
+    key = a.compare.substr(0, eq);
+    values = split(a.compare.substr(eq + 1), ',');
+  }
+  std::vector<std::string> labels;
+  std::vector<sim::SimConfig> configs;
+  const std::size_t n_runs = values.empty() ? 1 : values.size();
+  for (std::size_t i = 0; i < n_runs; ++i) {
+    std::vector<std::string> w = words;
+    if (!values.empty()) {
+      if (values[i].empty()) return fail("--compare \"" + a.compare + "\": empty value");
+      w.push_back(key);
+      w.push_back(values[i]);
+    }
+    auto parsed = tc::parse_fq_options(w, base);
+    if (!parsed) return fail(parsed.error().message);
+    sim::SimConfig c = cfg;
+    c.fq = *parsed;
+    configs.push_back(c);
+    labels.push_back(values.empty() ? std::string("fq") : key + "=" + values[i]);
+  }
+
+  const bool tty = isatty(STDERR_FILENO) && !a.quiet;
+  std::vector<sim::SimResult> results;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    std::function<void(double)> progress;
+    if (tty && configs[i].duration >= 2 * kNsecPerSec)
+      progress = [&](double f) { std::fprintf(stderr, "\r%s: %3.0f%%", labels[i].c_str(), f * 100); };
+    try {
+      results.push_back(sim::simulate(configs[i], progress));
+    } catch (const std::invalid_argument& e) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      return fail(e.what());
+    }
+    if (tty && progress) std::fprintf(stderr, "\r\033[K");
+  }
+
+  if (a.json) {
+    if (results.size() == 1 && values.empty()) {
+      std::cout << sim::to_json(results[0]) << "\n";
+    } else {
+      std::cout << "[";
+      for (std::size_t i = 0; i < results.size(); ++i)
+        std::cout << (i ? "," : "") << sim::to_json(results[i], labels[i]);
+      std::cout << "]\n";
+    }
+  } else {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      const auto& c = r.config;
+      std::cout << "ufq sim: " << c.flows << " " << sim::to_string(c.traffic) << " flows, "
+                << static_cast<std::uint64_t>(c.rate_pps) << " pkt/s, " << c.packet_size << " B, "
+                << c.queues << " tx queues / " << c.cpus << " cpus, "
+                << static_cast<double>(c.duration) / 1e9 << " s, seed " << c.seed << "\n";
+      std::cout << "fq (" << to_string(c.fq.compat) << "): " << tc::format_fq_options(c.fq) << "\n";
+      std::cout << sim::vmstat_header();
+      for (const auto& s : r.samples) std::cout << sim::vmstat_line(r, s);
+      std::cout << sim::summary(r);
+      if (a.tc_stats) std::cout << tc::format_qdisc(c.fq, r.qdisc);
+      if (i + 1 < results.size()) std::cout << "\n";
+    }
+    if (results.size() > 1) std::cout << "\n" << sim::compare_table(labels, results);
+  }
+  if (!a.plot_dir.empty()) {
+    try {
+      for (const auto& f : sim::write_plots(a.plot_dir, key.empty() ? "run" : key, labels, results))
+        note("wrote " + f);
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_sim_command(Commands& commands) {
+  auto a = std::make_shared<SimArgs>();
+  auto cfg = std::make_shared<sim::SimConfig>();
+  CLI::App* sub = commands.add(
+      "sim", "simulate fq with Linux hrtimers and a NIC (default: the seed's timer-slack experiment)",
+      [a, cfg](CLI::App& app) { return run_sim(*a, *cfg, app); });
+  sub->allow_extras();
+  sub->prefix_command();
+  sub->add_option("--traffic", a->traffic, "edt | rate | bulk | maxrate | onoff | pcap")->capture_default_str();
+  sub->add_option("--flows", cfg->flows, "number of flows")->capture_default_str();
+  sub->add_option("--rate", cfg->rate_pps, "total packets/s over all flows")->capture_default_str();
+  sub->add_option("--packet-size", cfg->packet_size, "bytes fq charges per packet (frame without FCS)")
+      ->capture_default_str();
+  sub->add_option("--duration", a->duration, "simulated time (s, ms, us)")->capture_default_str();
+  sub->add_option("--interval", a->interval, "vmstat-like sample period")->capture_default_str();
+  sub->add_option("--seed", cfg->seed, "random seed (same seed, same output)")->capture_default_str();
+  sub->add_option("--inflight", cfg->inflight, "packets a flow keeps queued (TCP small queues)")
+      ->capture_default_str();
+  sub->add_option("--on", a->on, "onoff: mean on period")->capture_default_str();
+  sub->add_option("--off", a->off, "onoff: mean off period")->capture_default_str();
+  sub->add_option("--pcap", cfg->pcap_file, "pcap: capture to replay (flows by 5-tuple)");
+  sub->add_option("--compat", a->compat, "kernel decisions: 5.7 (the seed's) or latest")->capture_default_str();
+  sub->add_option("--queues", cfg->queues, "transmit queues, one CPU and one fq each")->capture_default_str();
+  sub->add_option("--cpus", cfg->cpus, "CPUs of the machine (sy/id are shares of all)")->capture_default_str();
+  sub->add_option("--irq-latency", a->irq_latency, "interrupt to handler latency")->capture_default_str();
+  sub->add_option("--tick-hz", cfg->tick_hz, "scheduler tick per CPU (0 = none)")->capture_default_str();
+  sub->add_option("--other-irq-rate", cfg->other_irq_per_s, "other interrupts per second")->capture_default_str();
+  sub->add_option("--base-sy", cfg->base_sy_pct, "system CPU % not modelled by events")->capture_default_str();
+  sub->add_option("--nic-rate", a->nic_rate, "NIC line rate (tc rate syntax, e.g. 100gbit)");
+  sub->add_option("--nic-latency", a->nic_latency,
+                  "NIC interrupt to NAPI poll (with --nic-dummy: until the sender hears of a sent packet); "
+                  "default --irq-latency");
+  sub->add_flag("--nic-dummy", cfg->nic.dummy, "Linux's dummy device: no wire, no completion interrupts");
+  sub->add_option("--ring", cfg->nic.ring_size, "NIC transmit ring descriptors")->capture_default_str();
+  sub->add_option("--tx-usecs", a->tx_usecs, "NIC completion coalescing time (default 16us)");
+  sub->add_option("--tx-frames", cfg->nic.tx_frames, "NIC completion coalescing frames")->capture_default_str();
+  sub->add_option("--cost-timer-irq", cfg->cost.timer_interrupt, "ns per timer interrupt")->capture_default_str();
+  sub->add_option("--cost-nic-irq", cfg->cost.nic_interrupt, "ns per NIC interrupt")->capture_default_str();
+  sub->add_option("--cost-other-irq", cfg->cost.other_interrupt, "ns per other interrupt")->capture_default_str();
+  sub->add_option("--cost-packet", cfg->cost.packet, "ns per packet sent")->capture_default_str();
+  sub->add_option("--cost-run", cfg->cost.qdisc_run, "ns per qdisc run")->capture_default_str();
+  sub->add_option("--compare", a->compare, "KEY=V1,V2,...: one run per fq option value");
+  sub->add_flag("--json", a->json, "print JSON (an array with --compare)");
+  sub->add_option("--plot", a->plot_dir, "write PNG plots (gnuplot) into DIR");
+  sub->add_flag("--tc-stats", a->tc_stats, "print the `tc -s qdisc show` block (summed over queues)");
+  sub->add_flag("-q,--quiet", a->quiet, "no progress indicator");
+}
+
+}  // namespace ufq::cli

@@ -1,0 +1,46 @@
+// How `ufq` subcommands plug into the executable. Each subcommand file
+// defines `void ufq::cli::add_<name>_command(Commands&)`, which declares its
+// CLI11 options and the action to run; main.cpp lists the names.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace ufq::cli {
+
+inline constexpr int kExitOk = 0;
+// Any failure: bad command line, refused configuration, unreadable input.
+// The message goes to stderr and nothing is written to stdout.
+inline constexpr int kExitError = 2;
+
+// The work of a selected subcommand; returns the exit status. `sub` is the
+// subcommand's CLI11 app (for remaining() words and option counts).
+using Action = std::function<int(CLI::App& sub)>;
+
+class Commands {
+ public:
+  explicit Commands(CLI::App& app) : app_(app) {}
+
+  // Adds a subcommand; `action` runs when it is the one selected.
+  CLI::App* add(const std::string& name, const std::string& description, Action action);
+
+  // Parses the command line and runs the selected subcommand. CLI11 errors
+  // and exceptions escaping an action become kExitError with a message.
+  int run(int argc, char** argv);
+
+ private:
+  CLI::App& app_;
+  std::vector<std::pair<CLI::App*, Action>> actions_;
+};
+
+// Writes "ufq: <message>" to stderr and returns kExitError.
+int fail(const std::string& message);
+
+// Writes "ufq: note: <message>" to stderr.
+void note(const std::string& message);
+
+}  // namespace ufq::cli

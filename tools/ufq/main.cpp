@@ -1,0 +1,24 @@
+// The `ufq` command. Each subcommand lives in tools/ufq/cmd_<name>.cpp and
+// defines `void ufq::cli::add_<name>_command(Commands&)`; to add one, add a
+// line `X(<name>) \` to the list below.
+#include "command.hpp"
+
+#define UFQ_SUBCOMMANDS(X) \
+  X(show)                  \
+  X(pace)                  \
+  X(sim)                   \
+  /* one X(name) line per subcommand, above this comment */
+
+#define UFQ_DECLARE_COMMAND(name) void add_##name##_command(Commands&);
+#define UFQ_ADD_COMMAND(name) ufq::cli::add_##name##_command(commands);
+
+namespace ufq::cli {
+UFQ_SUBCOMMANDS(UFQ_DECLARE_COMMAND)
+}  // namespace ufq::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"ufq: Linux's sch_fq packet scheduler in user space"};
+  ufq::cli::Commands commands(app);
+  UFQ_SUBCOMMANDS(UFQ_ADD_COMMAND)
+  return commands.run(argc, argv);
+}

@@ -10,40 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/cli_runner.hpp"
+
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using ufq::testing::Result;
+using ufq::testing::temp_path;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "ufq_cli_" + std::to_string(::getpid()) + "_" + name;
-}
-
-// Runs the built binary with `args` (shell words, already quoted as needed).
-Result ufq(const std::string& args) {
-  const std::string out = temp_path("out");
-  const std::string err = temp_path("err");
-  const std::string cmd =
-      std::string("'") + UFQ_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
-  const int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
-}
+Result ufq(const std::string& args) { return ufq::testing::run_ufq(args); }
 
 void expect_error(const std::string& args, const std::string& message_part) {
   const Result r = ufq(args);

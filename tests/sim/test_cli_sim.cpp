@@ -1,0 +1,85 @@
+// `ufq sim` from the command line: byte-identical output for a seed, the JSON
+// keys, --compare, --plot, and refusals (stderr, exit 2, nothing on stdout).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../support/cli_runner.hpp"
+
+namespace {
+
+using ufq::testing::run_ufq;
+
+constexpr const char* kSmall = "sim -q --flows 50 --rate 50000 --duration 1s --interval 500ms --queues 2 --cpus 4";
+
+TEST(CliSim, SameArgumentsSameBytes) {
+  const auto a = run_ufq(kSmall);
+  const auto b = run_ufq(kSmall);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("   time        in"), std::string::npos);
+  EXPECT_NE(a.out.find("interrupts/s:"), std::string::npos);
+  const auto c = run_ufq(std::string(kSmall) + " --seed 7");
+  EXPECT_NE(a.out, c.out);
+}
+
+TEST(CliSim, JsonHasTheDocumentedKeys) {
+  const auto r = run_ufq(std::string(kSmall) + " --json fq timer_slack 20us");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"pps", "interrupts_per_s", "timer_interrupts_per_s", "mean_batch", "cpu_sys_pct",
+                        "flow_rate_error_max", "lateness_ns", "packets_sent", "packets_dropped", "qdisc"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"p50", "p99", "max"}) EXPECT_TRUE(j["lateness_ns"].contains(k)) << k;
+  EXPECT_EQ(j["fq"]["timer_slack"], 20000);
+  EXPECT_TRUE(j["qdisc"].contains("throttled"));
+  EXPECT_GT(j["packets_sent"].get<double>(), 40000);
+}
+
+TEST(CliSim, CompareGivesOneObjectPerValue) {
+  const auto r = run_ufq(std::string(kSmall) + " --json --compare timer_slack=0,10us,50us");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["label"], "timer_slack=0");
+  EXPECT_EQ(j[2]["fq"]["timer_slack"], 50000);
+  EXPECT_GT(j[0]["timer_interrupts_per_s"].get<double>(), j[1]["timer_interrupts_per_s"].get<double>());
+  const auto t = run_ufq(std::string(kSmall) + " --compare timer_slack=0,10us");
+  ASSERT_EQ(t.status, 0);
+  EXPECT_NE(t.out.find("ratio"), std::string::npos);
+}
+
+TEST(CliSim, PlotsArePngFiles) {
+  const std::string dir = ::testing::TempDir() + "ufq_plot_" + std::to_string(::getpid());
+  const auto r = run_ufq(std::string(kSmall) + " --compare timer_slack=0,10us --plot '" + dir + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* f : {"interrupts.png", "lateness_cdf.png", "batch.png", "sweep.png"}) {
+    const auto p = std::filesystem::path(dir) / f;
+    ASSERT_TRUE(std::filesystem::exists(p)) << p;
+    EXPECT_GT(std::filesystem::file_size(p), 1000u) << p;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliSim, RefusesBadArguments) {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : {Case{"sim --flows 0", "--flows"}, Case{"sim --traffic nope", "--traffic"},
+                        Case{"sim --duration -1s", "--duration"}, Case{"sim --duration 5h", "--duration"},
+                        Case{"sim --rate 0", "--rate"}, Case{"sim --packet-size 10", "--packet-size"},
+                        Case{"sim --queues 4 --cpus 2", "--cpus"}, Case{"sim --compare timer_slack", "--compare"},
+                        Case{"sim fq quantum 0", "quantum"}, Case{"sim fq bogus 1", "bogus"},
+                        Case{"sim --traffic pcap", "--pcap"}, Case{"sim --flows 10000000 --inflight 1000", "memory"},
+                        Case{"sim notfq", "notfq"}}) {
+    const auto r = run_ufq(c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << " -> " << r.err;
+  }
+}
+
+}  // namespace

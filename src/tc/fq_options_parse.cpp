@@ -15,8 +15,8 @@ namespace {
 constexpr std::string_view kCountForm =
     "an unsigned 32-bit integer (decimal, 0x hex or 0-prefixed octal) without unit";
 constexpr std::string_view kRateForm =
-    "a rate that is a whole number of bytes/s up to 4294967295 (e.g. 550kbit, 10mbit, 1.5gbit, "
-    "125kbps = 125000 bytes/s; no unit = bit/s)";
+    "a rate up to 4294967295 bytes/s, a fraction of a byte/s dropped (e.g. 550kbit, 10mbit, "
+    "1.5gbit, 125kbps = 125000 bytes/s; no unit = bit/s)";
 constexpr std::string_view kTimeUsForm =
     "a time up to 4294967295us (unit s, ms or us; no unit = us; e.g. 40ms, 1.5s)";
 constexpr std::string_view kTimeNsForm =

@@ -176,11 +176,15 @@ TEST(FqParse, Rates) {
   EXPECT_EQ(ok("low_rate_threshold 10000").low_rate_threshold, 1250U);
   EXPECT_EQ(ok("low_rate_threshold 0").low_rate_threshold, 0U);
   EXPECT_EQ(ok("low_rate_threshold 1KBPS").low_rate_threshold, 1000U);
+  // A fraction of a byte/s is dropped, as tc does (Linux 6.1 ground truth: 12344bit).
+  EXPECT_EQ(ok("maxrate 12345").maxrate, 1543U);
+  EXPECT_EQ(ok("maxrate 100bit").maxrate, 12U);
+  EXPECT_EQ(ok("low_rate_threshold 1bit").low_rate_threshold, 0U);
 }
 
 TEST(FqParse, RateRefusals) {
-  for (const char* line : {"maxrate 100bit", "maxrate 35gbit", "maxrate 10mbits", "maxrate fast",
-                           "maxrate -8", "low_rate_threshold 1bit", "defrate 12"}) {
+  for (const char* line : {"maxrate 35gbit", "maxrate 10mbits", "maxrate fast", "maxrate -8",
+                           "low_rate_threshold -1bit", "defrate 12xbit"}) {
     const Error e = err(line);
     EXPECT_EQ(e.kind, Error::Kind::syntax) << line;
     EXPECT_NE(e.message.find("Illegal"), std::string::npos) << e.message;

@@ -29,8 +29,9 @@ std::optional<std::int32_t> parse_integer(std::string_view word, int base = 10);
 // Refuses negative, infinite and NaN values.
 std::optional<double> parse_rate_bits(std::string_view word);
 
-// tc's 32-bit rate in bytes/s: parse_rate_bits / 8, which must be a whole
-// number in 0..4294967295 ("100bit" = 12.5 B/s is refused).
+// tc's 32-bit rate in bytes/s: parse_rate_bits / 8 with the fraction of a
+// byte dropped, as iproute2 does ("12345" bit/s = 1543 B/s, shown back as
+// 12344bit by Linux 6.1's tc); more than 4294967295 B/s is refused.
 std::optional<std::uint32_t> parse_rate(std::string_view word);
 
 // A percentage "P%" (P a decimal number, 0 <= P <= 100) as a fraction 0..1.

@@ -1,57 +1,82 @@
-// Enqueue+dequeue cost per packet of the reference scheduler (Google Benchmark).
-// Each iteration is one packet in and, in steady state, one packet out.
+// Scheduler cost (Google Benchmark), three implementations side by side in one
+// run: Ref = FqScheduler (kernel-shaped structures), Fast = FastFqScheduler
+// (same decisions, flat structures), Heap = a binary heap of next-send times
+// (the common user-space pacer). bench/run.sh runs it with repetitions and
+// turns the medians into bench/results/.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
+#include <bit>
 #include <vector>
 
+#include "heap_pacer.hpp"
+#include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
 
 namespace {
 
-// Every flow paced by EDT: flow i's packets leave every `flows` microseconds,
-// so every flow is throttled between its packets, as in the seed's workload.
-void BM_Paced(benchmark::State& state) {
-  const auto flows = static_cast<std::size_t>(state.range(0));
+using ufq::FastFqScheduler;
+using ufq::FqScheduler;
+using ufq::bench::HeapPacer;
+
+// Buckets sized to the flow count, as an administrator would (2^10..2^18).
+ufq::FqConfig config_for(std::size_t flows, std::uint32_t slack) {
   ufq::FqConfig cfg;
-  cfg.timer_slack_ns = static_cast<std::uint32_t>(state.range(1));
-  cfg.buckets_log = 16;
+  cfg.timer_slack_ns = slack;
+  cfg.buckets_log = static_cast<std::uint8_t>(std::clamp<std::size_t>(static_cast<std::size_t>(std::bit_width(flows)), 10, 18));
   cfg.horizon_us = 0xFFFFFFFF;
   cfg.limit = 0xFFFFFFFF;  // every flow holds a packet: more than the default 10000
-  ufq::FqScheduler fq(cfg);
+  return cfg;
+}
+
+template <class S>
+S make(const ufq::FqConfig& cfg) {
+  if constexpr (std::is_same_v<S, HeapPacer>)
+    return S{};
+  else
+    return S(cfg);
+}
+
+// Every flow paced by EDT: flow i's packets leave every `flows` microseconds,
+// so every flow is throttled between its packets, as in the seed's workload.
+// Warmed up to steady state (every flow created and holding a packet) first.
+template <class S>
+void BM_Paced(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  const auto cfg = config_for(flows, static_cast<std::uint32_t>(state.range(1)));
+  S fq = make<S>(cfg);
   std::vector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
-  std::vector<ufq::Packet> ring(flows * 4);
+  std::vector<ufq::Packet> ring(flows * 2 + 16);
   std::size_t next = 0;
+  std::size_t f = 0;
   ufq::Time now = 1'000'000'000;
   const ufq::Time gap = flows * 1000;  // ns between packets of one flow
-  for (auto _ : state) {
+  auto one = [&] {
     ufq::Packet& p = ring[next];
     next = next + 1 == ring.size() ? 0 : next + 1;
     p = ufq::Packet{};
     p.len = 1514;
-    p.owner = &owners[next % flows];
+    p.owner = &owners[f];
+    f = f + 1 == flows ? 0 : f + 1;
     p.tstamp = now + gap;
     benchmark::DoNotOptimize(fq.enqueue(p, now));
     now += 1000;
     while (ufq::Packet* out = fq.dequeue(now)) benchmark::DoNotOptimize(out);
-  }
+  };
+  for (std::size_t i = 0; i < 2 * flows + 1000; ++i) one();
+  for (auto _ : state) one();
   state.SetItemsProcessed(state.iterations());
-  const auto st = fq.stats(now);
-  state.counters["throttled/pkt"] =
-      static_cast<double>(st.throttled) / static_cast<double>(state.iterations());
-  state.counters["flows"] = st.flows;
 }
 
+// Every flow backlogged with one packet, no pacing: DRR alone.
+template <class S>
 void BM_Unpaced(benchmark::State& state) {
   const auto flows = static_cast<std::size_t>(state.range(0));
-  ufq::FqConfig cfg;
-  cfg.buckets_log = 16;
-  cfg.limit = 0xFFFFFFFF;
-  ufq::FqScheduler fq(cfg);
+  S fq = make<S>(config_for(flows, 10000));
   std::vector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
   std::vector<ufq::Packet> ring(flows * 2 + 2);
-  // Keep every flow backlogged with one packet so the fast path never applies.
   std::size_t next = 0;
   for (std::size_t i = 0; i < flows; ++i) {
     ring[next] = ufq::Packet{.len = 1514, .owner = &owners[i]};
@@ -69,8 +94,127 @@ void BM_Unpaced(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// Flow lookup alone: an enqueue to a flow that already holds flow_limit (1)
+// packets is refused right after the lookup.
+template <class S>
+void BM_Lookup(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  auto cfg = config_for(flows, 10000);
+  cfg.flow_limit = 1;
+  S fq(cfg);
+  std::vector<ufq::FlowOwner> owners(flows);
+  std::vector<ufq::Packet> held(flows);
+  for (std::size_t i = 0; i < flows; ++i) {
+    owners[i].id = i + 1;
+    held[i] = ufq::Packet{.len = 1514, .tstamp = 1'000'000'000'000, .owner = &owners[i]};
+    fq.enqueue(held[i], 0);
+  }
+  ufq::Packet p{.len = 1514};
+  std::uint64_t x = 1;
+  for (auto _ : state) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;  // random flow order
+    p.owner = &owners[(x >> 33) % flows];
+    benchmark::DoNotOptimize(fq.enqueue(p, 0));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Throttle and unthrottle alone: N flows each holding one packet due later;
+// one dequeue throttles all N (timed per flow in BM_Throttle), one dequeue at
+// their due time releases all N (BM_Unthrottle). Untimed: refill and drain.
+template <class S, bool kThrottle>
+void BM_ThrottleCycle(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  S fq(config_for(flows, 10000));
+  std::vector<ufq::FlowOwner> owners(flows);
+  for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
+  std::vector<ufq::Packet> pk(flows);
+  ufq::Time now = 1'000'000'000;
+  std::uint64_t x = 7;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::size_t i = 0; i < flows; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      pk[i] = ufq::Packet{.len = 1514, .tstamp = now + 1'000'000 + ((x >> 33) % 1'000'000), .owner = &owners[i]};
+      fq.enqueue(pk[i], now);
+    }
+    if (kThrottle) state.ResumeTiming();
+    benchmark::DoNotOptimize(fq.dequeue(now));  // throttles every flow
+    if (kThrottle) state.PauseTiming();
+    now += 2'000'000;
+    if (!kThrottle) state.ResumeTiming();
+    benchmark::DoNotOptimize(fq.dequeue(now));  // releases every flow (+ sends one packet)
+    if (!kThrottle) state.PauseTiming();
+    while (fq.dequeue(now)) {
+    }
+    now += 1'000'000;
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * flows));
+}
+
+// Memory: heap bytes per idle flow (N flows created, their packets sent, the
+// flows detached) and scheduler bytes per queued packet (the private fields in
+// ufq::Packet plus any heap the scheduler takes per packet).
+std::size_t heap_in_use() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;  // small chunks + mmap-ed large blocks
+}
+
+template <class S>
+void BM_Memory(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  double per_flow = 0, per_packet = 0;
+  for (auto _ : state) {
+    std::vector<ufq::FlowOwner> owners(flows);
+    for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
+    std::vector<ufq::Packet> pk(flows * 4);
+    ufq::FlowOwner sentinel{.id = 1ULL << 40};
+    ufq::Packet sp{.len = 100, .tstamp = 1'000'000'000'000, .owner = &sentinel};
+    const std::size_t before = heap_in_use();
+    auto* fq = new S(config_for(flows, 10000));
+    for (std::size_t i = 0; i < flows; ++i) {
+      pk[i] = ufq::Packet{.len = 1514, .owner = &owners[i]};
+      fq->enqueue(pk[i], 1000);
+    }
+    while (fq->dequeue(1000)) {
+    }
+    fq->enqueue(sp, 1000);
+    while (fq->dequeue(1000)) {  // the sentinel keeps qlen > 0 so emptied flows get detached
+    }
+    const std::size_t idle = heap_in_use();
+    // Three more packets per flow (due later: they stay queued).
+    for (std::size_t i = 0; i < flows * 3; ++i) {
+      pk[flows + i] = ufq::Packet{.len = 1514, .tstamp = 2'000'000'000'000, .owner = &owners[i % flows]};
+      fq->enqueue(pk[flows + i], 2000);
+    }
+    const std::size_t busy = heap_in_use();
+    per_flow = static_cast<double>(idle - before) / static_cast<double>(flows);
+    constexpr std::size_t kPrivate = sizeof(ufq::Packet) - offsetof(ufq::Packet, time_to_send_);
+    per_packet = static_cast<double>(kPrivate) +
+                 static_cast<double>(busy > idle ? busy - idle : 0) / static_cast<double>(flows * 3);
+    fq->reset();
+    delete fq;
+  }
+  state.counters["bytes_per_flow"] = per_flow;
+  state.counters["bytes_per_packet"] = per_packet;
+}
+
 }  // namespace
 
-BENCHMARK(BM_Paced)->ArgsProduct({{1, 1000, 100000}, {0, 10000}});
-BENCHMARK(BM_Unpaced)->Arg(1)->Arg(1000)->Arg(100000);
+#define UFQ_BENCH3(name, ...)                                            \
+  BENCHMARK_TEMPLATE(name, FqScheduler) __VA_ARGS__;                     \
+  BENCHMARK_TEMPLATE(name, FastFqScheduler) __VA_ARGS__;                 \
+  BENCHMARK_TEMPLATE(name, HeapPacer) __VA_ARGS__
+
+UFQ_BENCH3(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
+UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
+BENCHMARK_TEMPLATE(BM_Lookup, FqScheduler)->Arg(1000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_Lookup, FastFqScheduler)->Arg(1000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, FqScheduler, true)->Name("BM_Throttle<FqScheduler>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, FastFqScheduler, true)->Name("BM_Throttle<FastFqScheduler>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, FqScheduler, false)->Name("BM_Unthrottle<FqScheduler>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, FastFqScheduler, false)->Name("BM_Unthrottle<FastFqScheduler>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_Memory, FqScheduler)->Arg(1000)->Arg(1000000)->Iterations(1);
+BENCHMARK_TEMPLATE(BM_Memory, FastFqScheduler)->Arg(1000)->Arg(1000000)->Iterations(1);
 BENCHMARK_MAIN();

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (preset `fuzz`, clang) and runs each for a bounded time.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  time per target (default 60)
-#   TARGET   tc_parser, tc_config_json (default: both)
+#   TARGET   tc_parser, tc_config_json, scheduler_diff (default: all three)
 # New corpus entries go to build/fuzz/corpus/<target> (the seeds in
 # fuzz/corpus/<target> are only read); crashing inputs to
 # build/fuzz/artifacts/<target>/. Exits non-zero on the first finding.
@@ -12,7 +12,7 @@ seconds=${1:-60}
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2; }
 (($# > 0)) && shift
 targets=("$@")
-((${#targets[@]} > 0)) || targets=(tc_parser tc_config_json)
+((${#targets[@]} > 0)) || targets=(tc_parser tc_config_json scheduler_diff)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)" --target "${targets[@]/#/fuzz_}"

@@ -2,7 +2,6 @@
 // owner it belongs to (the user-space analog of the kernel's socket).
 #pragma once
 
-#include <boost/intrusive/set_hook.hpp>
 #include <cstdint>
 
 #include "ufq/time.hpp"
@@ -57,14 +56,14 @@ struct Packet {
   Time due = 0;
 
   // --- private to the scheduler; do not touch ---
+  // 32 bytes in all: the departure time and one link that is either the flow's
+  // FIFO link or an out-of-order tree node (never both at once), with the
+  // packet's band and orphan flag in the low bits of a tree pointer (packets
+  // are 8-aligned). Accessed through src/core/packet_bits.hpp.
   Time time_to_send_ = 0;
-  Packet* next_ = nullptr;  // link in a flow's in-order FIFO
-  // Link in a flow's out-of-order tree. normal_link: the scheduler never has to
-  // touch a packet it no longer holds (see ~FqScheduler).
-  boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>
-      tree_hook_{};
-  std::uint8_t band_ = 0;
-  bool orphaned_ = false;  // classified as owner-less: the owner's rate does not apply
+  Packet* next_ = nullptr;           // FIFO link; the left child while in a flow's tree
+  std::uintptr_t right_bits_ = 0;    // right child | band (bits 0-1) | orphaned (bit 2)
+  std::uintptr_t parent_color_ = 0;  // parent | red-black color (bit 0)
 };
 
 }  // namespace ufq

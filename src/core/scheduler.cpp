@@ -6,6 +6,8 @@
 
 #include "ufq/scheduler.hpp"
 
+#include "packet_bits.hpp"
+
 #include <boost/intrusive/rbtree.hpp>
 #include <boost/intrusive/set.hpp>
 
@@ -48,14 +50,7 @@ std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) - b);
 }
 
-struct ByTimeToSend {
-  bool operator()(const Packet& a, const Packet& b) const { return a.time_to_send_ < b.time_to_send_; }
-};
-// Out-of-order packets of one flow; equal times keep arrival order (upper-bound insert).
-using PacketHook = decltype(Packet::tree_hook_);
-using PacketTree =
-    bi::multiset<Packet, bi::member_hook<Packet, PacketHook, &Packet::tree_hook_>,
-                 bi::compare<ByTimeToSend>, bi::constant_time_size<false>>;
+using detail::PacketTree;
 
 struct Flow {
   bi::set_member_hook<> table_hook;  // in its bucket's tree
@@ -64,6 +59,8 @@ struct Flow {
   Packet* tail = nullptr;
   PacketTree t_root;                 // out-of-order packets
   Flow* next = nullptr;              // round-robin list link, or free-list link
+  Flow* age_prev = nullptr;          // detached-flow list, oldest detach first (GC)
+  Flow* age_next = nullptr;
   std::uint64_t key = 0;
   std::uint64_t age = 0;             // jiffies | 1 when it became detached
   Time time_next_packet = 0;
@@ -135,6 +132,7 @@ class FlowPool {
     f->credit = 0;
     f->band = 0;
     f->state = FlowState::detached;
+    f->age_prev = f->age_next = nullptr;
     f->next = free_;
     free_ = f;
   }
@@ -145,6 +143,12 @@ class FlowPool {
   std::size_t capacity_ = 0;
   std::uint32_t cap_;
 };
+
+// Flows freed per enqueue at most (§3.5): the kernel's FQ_GC_MAX in 5.7; the
+// newest kernel frees every candidate on its search path (a red-black path, so
+// a few dozen at most), which the age-ordered rule bounds at 64.
+inline constexpr std::size_t kGcMax57 = 8;
+inline constexpr std::size_t kGcMaxLatest = 64;
 
 // The multiplicative hash of the kernel's hash_ptr() on 64-bit hosts.
 std::uint32_t bucket_of(std::uint64_t key, std::uint8_t log) {
@@ -206,12 +210,13 @@ class FqScheduler::Impl {
       }
       // §3.8: activation goes to the new list of the flow's previous band.
       if (f->state == FlowState::detached) {
+        age_unlink(f);
         add_tail(f, FlowState::new_list);
         refill_after_idle(f, now);
       }
       f->band = band;
       ++band_pkt_count_[band];
-      pkt.band_ = band;
+      detail::set_band(pkt, band);
       if (f->qlen == 0) --inactive_flows_;
     }
     link(f, pkt);
@@ -223,7 +228,7 @@ class FqScheduler::Impl {
     if (qlen_ >= cfg_.limit) return drop(Verdict::drop_limit);
     // §3.2 S: no horizon.
     pkt.time_to_send_ = pkt.tstamp ? pkt.tstamp : now;
-    pkt.band_ = 0;
+    detail::set_band(pkt, 0);
 
     Flow* f = classify(pkt, now);
     if (f != &internal_ && f->qlen >= cfg_.flow_limit) {
@@ -231,6 +236,7 @@ class FqScheduler::Impl {
       return drop(Verdict::drop_flow_limit);
     }
     if (f->state == FlowState::detached && f != &internal_) {
+      age_unlink(f);
       add_tail(f, FlowState::new_list);
       refill_after_idle(f, now);
       --inactive_flows_;  // 5.7 counts detached flows as inactive
@@ -278,19 +284,19 @@ class FqScheduler::Impl {
   Flow* classify(Packet& pkt, Time now) {
     // 5.7: TC_PRIO_CONTROL goes to the high-priority internal queue.
     if (!latest_ && (pkt.priority & 15) == 7) {
-      pkt.orphaned_ = false;
+      detail::set_orphaned(pkt, false);
       return &internal_;
     }
     const FlowOwner* owner = pkt.owner;
     bool socket_keyed = false;
     std::uint64_t key;
-    pkt.orphaned_ = false;
+    detail::set_orphaned(pkt, false);
     const bool orphan_kind =
         owner && (owner->kind == FlowOwner::Kind::listener ||
                   (latest_ && owner->kind == FlowOwner::Kind::time_wait));
     if (!owner || orphan_kind) {
       key = (static_cast<std::uint64_t>(pkt.hash & cfg_.orphan_mask) << 1) | 1;
-      pkt.orphaned_ = true;  // skb_orphan(): the owner's rate no longer applies
+      detail::set_orphaned(pkt, true);  // skb_orphan(): the owner's rate no longer applies
     } else if (owner->kind == FlowOwner::Kind::unconnected) {
       key = (static_cast<std::uint64_t>(pkt.hash & cfg_.orphan_mask) << 1) | 1;
     } else {
@@ -304,11 +310,12 @@ class FqScheduler::Impl {
     }
 
     FlowTree& tree = buckets_[bucket_of(key, cfg_.buckets_log)];
-    // §3.5: garbage collection on the search path.
+    // §3.5: garbage collection before the lookup, from the oldest detached
+    // flow on (see gc()).
     if (latest_)
-      gc(tree, key, now, SIZE_MAX);
+      gc(key, now, kGcMaxLatest);
     else if (flows_ >= (2U << cfg_.buckets_log) && inactive_flows_ > flows_ / 2)
-      gc(tree, key, now, 8);
+      gc(key, now, kGcMax57);
 
     if (Flow* f = find(tree, key)) {
       // §3.6: the owner id was reused by a new owner.
@@ -351,7 +358,7 @@ class FqScheduler::Impl {
     // A full non-TCP socket with SO_MAX_PACING_RATE must be paced by its flow.
     // We also refuse one with only pacing_rate set: for UDP the kernel keeps
     // both equal, so this is the same decision.
-    const FlowOwner* o = pkt.orphaned_ ? nullptr : pkt.owner;
+    const FlowOwner* o = detail::orphaned(pkt) ? nullptr : pkt.owner;
     if (o && !o->tcp && o->kind != FlowOwner::Kind::time_wait &&
         (o->max_pacing_rate != kUnlimitedRate || o->pacing_rate != kUnlimitedRate))
       return false;
@@ -373,25 +380,47 @@ class FqScheduler::Impl {
     return f->state == FlowState::detached && time_after(jiffies(now), f->age + 3ULL * cfg_.hz);
   }
 
-  // Free idle flows met on the way to `key` (up to `cap`), as the kernel does.
-  void gc(FlowTree& tree, std::uint64_t key, Time now, std::size_t cap) {
-    using traits = FlowTree::node_traits;
-    std::array<Flow*, 128> tofree;  // a red-black path is at most 2 log2(n) < 128 long
+  // Free idle flows (detached, idle > 3 s) from the head of the detached-flow
+  // list, oldest detach first, at most `cap`, stopping at the first one not
+  // idle long enough; the flow being looked up (`key`) is skipped, never freed.
+  // The kernel frees the candidates on its bucket tree's search path instead:
+  // that depends on tree shape, which no implementation here reproduces (or
+  // should); this rule keeps the contract (idle > 3 s flows are freed, counted
+  // in gc_flows, bounded work per enqueue) and is structure-independent, so
+  // every implementation decides it identically (docs/features.md).
+  void gc(std::uint64_t key, Time now, std::size_t cap) {
     std::size_t n = 0;
-    auto node = tree.root() == tree.end() ? traits::node_ptr() : tree.root().pointed_node();
-    while (node) {
-      Flow* f = FlowTree::value_traits::to_value_ptr(node);
-      if (f->key == key) break;
-      if (gc_candidate(f, now) && n < cap && n < tofree.size()) tofree[n++] = f;
-      node = f->key > key ? traits::get_right(node) : traits::get_left(node);
-    }
-    for (std::size_t i = n; i-- > 0;) {  // reverse order of discovery
-      tree.erase(tree.iterator_to(*tofree[i]));
-      pool_.release(tofree[i]);
+    Flow* f = age_head_;
+    while (f && n < cap && gc_candidate(f, now)) {
+      Flow* next = f->age_next;
+      if (f->key != key) {
+        age_unlink(f);
+        buckets_[bucket_of(f->key, cfg_.buckets_log)].erase(
+            FlowTree::s_iterator_to(*f));
+        pool_.release(f);
+        ++n;
+      }
+      f = next;
     }
     flows_ -= static_cast<std::uint32_t>(n);
     inactive_flows_ -= static_cast<std::uint32_t>(n);
     st_.gc_flows += n;
+  }
+
+  void age_append(Flow* f) {
+    f->age_next = nullptr;
+    f->age_prev = age_tail_;
+    if (age_tail_)
+      age_tail_->age_next = f;
+    else
+      age_head_ = f;
+    age_tail_ = f;
+  }
+
+  void age_unlink(Flow* f) {
+    (f->age_prev ? f->age_prev->age_next : age_head_) = f->age_next;
+    (f->age_next ? f->age_next->age_prev : age_tail_) = f->age_prev;
+    f->age_prev = f->age_next = nullptr;
   }
 
   // ---------------------------------------------------------------- dequeue
@@ -438,6 +467,7 @@ class FqScheduler::Impl {
     f->state = FlowState::detached;
     f->next = nullptr;
     f->age = jiffies(now) | 1;
+    age_append(f);
   }
 
   void set_throttled(Flow* f) {
@@ -553,7 +583,7 @@ class FqScheduler::Impl {
       dequeue_packet(f, p);
       mark_departure(p, now, tnp);
       if (--f->qlen == 0) ++inactive_flows_;
-      --band_pkt_count_[p->band_];
+      --band_pkt_count_[detail::band(*p)];
       // §4.8
       f->credit = wrap_sub(f->credit, p->len);
       pband->credit = wrap_sub(pband->credit, p->len);
@@ -625,7 +655,7 @@ class FqScheduler::Impl {
     Rate rate = cfg_.maxrate;
     std::uint32_t plen = p->len;
     if (p->tstamp == 0) {
-      if (p->owner && !p->orphaned_)
+      if (p->owner && !detail::orphaned(*p))
         rate = std::min({p->owner->pacing_rate, p->owner->max_pacing_rate, rate});
       if (rate <= cfg_.low_rate_threshold) {
         f->credit = 0;
@@ -694,6 +724,7 @@ class FqScheduler::Impl {
         Flow* f = &*t.begin();
         t.erase(t.begin());
         if (gc_candidate(f, now)) {
+          age_unlink(f);
           pool_.release(f);
           ++freed;
           continue;
@@ -737,6 +768,7 @@ class FqScheduler::Impl {
       }
     }
     for (Band& b : bands_) b.new_flows = b.old_flows = FlowList{};
+    age_head_ = age_tail_ = nullptr;
     qlen_ = 0;
     st_.backlog = 0;
     flows_ = inactive_flows_ = throttled_flows_ = 0;
@@ -780,6 +812,8 @@ class FqScheduler::Impl {
   unsigned band_nr_ = 0;
   Flow internal_;
   ThrottledSet delayed_;
+  Flow* age_head_ = nullptr;  // detached flows, oldest detach first
+  Flow* age_tail_ = nullptr;
   Time time_next_delayed_flow_ = kNever;
   std::uint64_t unthrottle_latency_ns_ = 0;
   std::array<std::uint32_t, kBands> band_pkt_count_{};

@@ -140,9 +140,12 @@ TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
     settle(q, pool, sentinel, kT0);  // detaches the 5 emptied flows (§4.1)
     EXPECT_EQ(q.stats(kT0).inactive_flows, 5U);
     const Time t = kT0 + 4 * kSec;
+    // Enqueued while the idle flows are not yet GC candidates (latest collects
+    // on every enqueue, the oldest idle > 3 s first).
+    const Time t_enq = kT0 + 2 * kSec;
     FlowOwner busy = slow_owner(1), late = tcp_owner(2);
-    enqueue_n(q, pool, 12, {.len = 1514, .owner = &busy}, t);
-    enqueue_n(q, pool, 1, {.len = 1514, .owner = &late, .tstamp = t + kMs}, t);
+    enqueue_n(q, pool, 12, {.len = 1514, .owner = &busy}, t_enq);
+    enqueue_n(q, pool, 1, {.len = 1514, .owner = &late, .tstamp = t + kMs}, t_enq);
     EXPECT_EQ(drain(q, t, 3).size(), 3U);
     // busy, late and the sentinel (due at kT0 + 1 ms: released, maybe already
     // sent and detached just now, which is not idle) must survive unchanged.

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds and runs the benchmark suite, writes bench/results/:
+#   bench_scheduler.json, bench_sim.json  Google Benchmark output (medians of repetitions)
+#   results.md                            the table, with the machine noted
+#   summary.json                          headline figures (ns_per_packet, speedup_vs_reference,
+#                                         bytes_per_flow, bytes_per_packet, sim_packets_per_s)
+#   scaling.dat                           ns/packet against flows (docs/img/bench/scaling.png)
+# Usage: bench/run.sh [REPETITIONS] [MIN_TIME_S]   (defaults 5 and 0.2)
+# Environment: BUILD_DIR (default build/perf-bench), JOBS (default 1), FILTER (benchmark regex).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps=${1:-5}
+min_time=${2:-0.2}
+build=${BUILD_DIR:-build/perf-bench}
+jobs=${JOBS:-1}
+out=bench/results
+mkdir -p "$out"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUFQ_WERROR=ON -DUFQ_BUILD_BENCH=ON \
+  >/dev/null
+cmake --build "$build" -j "$jobs" --target bench_scheduler bench_sim
+
+common=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+        --benchmark_min_time="$min_time" --benchmark_out_format=json)
+"$build/bench/bench_scheduler" "${common[@]}" --benchmark_out="$out/bench_scheduler.json" \
+  ${FILTER:+--benchmark_filter="$FILTER"}
+"$build/bench/bench_sim" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
+  --benchmark_out_format=json --benchmark_out="$out/bench_sim.json"
+
+python3 bench/summarize.py "$out" "$reps"
+if command -v gnuplot >/dev/null; then
+  mkdir -p docs/img/bench
+  cp "$out/scaling.dat" docs/img/bench/scaling.dat
+  gnuplot bench/scaling.gp
+fi
+echo "wrote $out/results.md and $out/summary.json"

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Turns the Google Benchmark JSON of bench/run.sh into results.md, summary.json, scaling.dat."""
+import json, os, platform, re, subprocess, sys
+
+out, reps = sys.argv[1], sys.argv[2]
+sched = json.load(open(os.path.join(out, "bench_scheduler.json")))
+sim = json.load(open(os.path.join(out, "bench_sim.json")))
+
+def medians(doc):
+    m = {}
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            m[b["run_name"]] = b
+    return m
+
+ms, mm = medians(sched), medians(sim)
+
+def ns(name):
+    b = ms.get(name)
+    if not b:
+        return None
+    t = b["real_time"] if "Memory" in name else b["cpu_time"]
+    unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
+    per = t * unit
+    if "items_per_second" in b and b["items_per_second"]:
+        per = 1e9 / b["items_per_second"]
+    return per
+
+impls = [("FqScheduler", "reference"), ("FastFqScheduler", "fast"), ("HeapPacer", "binary heap")]
+rows = []
+def row(label, bench, arg):
+    vals = [ns(f"{bench}<{i}>/{arg}") for i, _ in impls]
+    rows.append((label, vals))
+    return vals
+
+ctx = sched["context"]
+cpu = ""
+try:
+    cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
+except Exception:
+    pass
+machine = (f"{platform.node()}: {cpu}, {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz, "
+           f"{platform.system()} {platform.release()}, load average {ctx.get('load_avg')}, "
+           f"build {ctx.get('library_build_type')}")
+cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+
+flows_list = [1, 1000, 100000, 1000000]
+for slack in (0, 10000):
+    for f in flows_list:
+        row(f"paced, {f:,} flows, slack {slack // 1000} us", "BM_Paced", f"{f}/{slack}")
+for f in flows_list:
+    row(f"unpaced, {f:,} flows", "BM_Unpaced", f"{f}")
+for f in (1000, 1000000):
+    row(f"flow lookup alone, {f:,} flows", "BM_Lookup", f"{f}")
+for f in (1000, 100000):
+    row(f"throttle alone (per flow), {f:,} flows", "BM_Throttle", f"{f}")
+    row(f"unthrottle alone (per flow), {f:,} flows", "BM_Unthrottle", f"{f}")
+
+def mem(impl, f, key):
+    b = ms.get(f"BM_Memory<{impl}>/{f}/iterations:1")
+    return b.get(key) if b else None
+
+def fmt(v):
+    return "—" if v is None else (f"{v:.1f}" if v < 1000 else f"{v:,.0f}")
+
+lines = ["# Benchmark results", "",
+         f"Machine: {machine}; compiler: {cxx}.",
+         f"Medians of {reps} repetitions, ns per packet (or per flow where said), all three "
+         "implementations measured in the same run. Command: `bench/run.sh`.", "",
+         "| benchmark | reference (kernel structures) | fast | binary heap pacer | reference / fast |",
+         "|---|---|---|---|---|"]
+for label, (r, f, h) in rows:
+    ratio = f"{r / f:.2f}x" if r and f else "—"
+    lines.append(f"| {label} | {fmt(r)} | {fmt(f)} | {fmt(h)} | {ratio} |")
+lines += ["", "| memory | reference | fast |", "|---|---|---|"]
+for f in (1000, 1000000):
+    lines.append(f"| bytes per idle flow, {f:,} flows | {fmt(mem('FqScheduler', f, 'bytes_per_flow'))} | "
+                 f"{fmt(mem('FastFqScheduler', f, 'bytes_per_flow'))} |")
+    lines.append(f"| scheduler bytes per queued packet, {f:,} flows | {fmt(mem('FqScheduler', f, 'bytes_per_packet'))} | "
+                 f"{fmt(mem('FastFqScheduler', f, 'bytes_per_packet'))} |")
+simrate = {}
+for name, b in mm.items():
+    simrate[name] = b.get("sim_packets_per_s")
+lines += ["", "| simulator (seed workload) | simulated packets per second |", "|---|---|"]
+for name, v in simrate.items():
+    lines.append(f"| {name} | {fmt(v)} |")
+open(os.path.join(out, "results.md"), "w").write("\n".join(lines) + "\n")
+
+def paced(impl, f):
+    return ns(f"BM_Paced<{impl}>/{f}/10000")
+summary = {
+    "machine": machine,
+    "repetitions": int(reps),
+    "ns_per_packet": {
+        "1k": paced("FastFqScheduler", 1000),
+        "1M": paced("FastFqScheduler", 1000000),
+        "paced": {str(f): paced("FastFqScheduler", f) for f in flows_list},
+        "paced_slack0": {str(f): ns(f"BM_Paced<FastFqScheduler>/{f}/0") for f in flows_list},
+        "unpaced": {str(f): ns(f"BM_Unpaced<FastFqScheduler>/{f}") for f in flows_list},
+        "reference_paced": {str(f): paced("FqScheduler", f) for f in flows_list},
+        "heap_paced": {str(f): paced("HeapPacer", f) for f in flows_list},
+    },
+    "speedup_vs_reference": {
+        "1k": paced("FqScheduler", 1000) / paced("FastFqScheduler", 1000),
+        "1M": paced("FqScheduler", 1000000) / paced("FastFqScheduler", 1000000),
+    },
+    "bytes_per_flow": mem("FastFqScheduler", 1000000, "bytes_per_flow"),
+    "bytes_per_flow_1k": mem("FastFqScheduler", 1000, "bytes_per_flow"),
+    "bytes_per_packet": mem("FastFqScheduler", 1000000, "bytes_per_packet"),
+    "sim_packets_per_s": max((v for v in simrate.values() if v), default=None),
+    "sim_packets_per_s_by_benchmark": simrate,
+}
+json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
+with open(os.path.join(out, "scaling.dat"), "w") as d:
+    d.write("# flows reference fast heap (paced, slack 10us, ns/packet)\n")
+    for f in flows_list:
+        d.write(f"{f} {paced('FqScheduler', f)} {paced('FastFqScheduler', f)} {paced('HeapPacer', f)}\n")
+print(open(os.path.join(out, "results.md")).read())
+print(json.dumps(summary["speedup_vs_reference"]), summary["ns_per_packet"]["1k"], summary["ns_per_packet"]["1M"])

@@ -1,0 +1,1011 @@
+// The fast fq scheduler. Decisions are those of scheduler.cpp (the reference)
+// line by line; only the structures differ:
+//  * flows live in one array, linked by 32-bit indices; a flow is 48 bytes
+//    (the FIFO tail shares its word with the idle age, the round-robin link with
+//    the detached-list link, the detached-list back link with the throttle ticket);
+//  * the flow table is open addressing in 64-byte groups of 12 slots (tag bytes
+//    + flow indices, F14-style overflow counts instead of tombstones), hashed
+//    with a per-instance random key so an adversary cannot aim collisions;
+//  * the throttled set is ordered by (time_next_packet, throttle order), the
+//    reference's order, as a FIFO lane for due times that arrive in order (the
+//    common case: every flow throttled by the same gap, EDT clocks) plus a
+//    4-ary heap for the rest; removal is lazy (a ticket per throttle);
+//  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per
+//    flow) and, rarely, an out-of-order tree kept off the flow in a side map.
+
+#include "ufq/fast_scheduler.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "packet_bits.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace ufq {
+
+namespace {
+
+std::int32_t wrap_add(std::int32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + b);
+}
+std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) - b);
+}
+
+inline constexpr std::uint32_t kNil = 0xFFFFFFFFU;
+inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's index
+inline constexpr std::uint8_t kFree = 0xFF;               // state of a pooled flow
+inline constexpr std::size_t kGcMax57 = 8;
+inline constexpr std::size_t kGcMaxLatest = 64;
+
+struct Flow {
+  union {
+    Packet* tail;       // while it is listed or throttled: the FIFO's last packet (tail->next_ = head)
+    std::uint64_t age;  // while detached (always empty then): jiffies | 1 when it became detached
+  };
+  Time time_next_packet;
+  std::uint64_t key;
+  std::uint32_t next;    // round-robin list link, detached-list link, or free-list link
+  std::uint32_t prev;    // detached-list back link, or throttle ticket while throttled
+  std::uint32_t socket_hash;
+  std::uint32_t qlen;
+  std::int32_t credit;
+  std::uint8_t band;
+  std::uint8_t state;    // FlowState, or kFree
+  bool has_ooo;          // out-of-order packets in ooo_
+};
+static_assert(sizeof(Flow) == 48);
+
+struct FlowList {
+  std::uint32_t first = kNil;
+  std::uint32_t last = kNil;
+};
+
+struct Band {
+  FlowList new_flows;
+  FlowList old_flows;
+  std::int32_t credit = 0;
+  std::int32_t quantum = 0;
+};
+
+// ------------------------------------------------------------------ flow table
+// 12 slots per 64-byte group: a tag byte (0 = empty) and a flow index each.
+// `overflow` counts keys whose probe passed this group full: a lookup stops at
+// the first group with a free... no: with overflow 0. Deletion needs no tombstone.
+struct alignas(64) Group {
+  std::array<std::uint8_t, 12> tags;
+  std::uint32_t overflow;
+  std::array<std::uint32_t, 12> idx;
+};
+static_assert(sizeof(Group) == 64);
+
+__extension__ using u128 = unsigned __int128;
+
+class FlowTable {
+ public:
+  FlowTable() {
+    std::random_device rd;
+    k0_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    k1_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ 0x9E3779B97F4A7C15ULL;
+    alloc(8);
+  }
+
+  // A keyed 64x64->128 multiply-fold (wyhash's mum): the key is secret per instance.
+  std::uint64_t hash(std::uint64_t key) const {
+    const u128 m = static_cast<u128>(key ^ k0_) * (k1_ | 1);
+    return static_cast<std::uint64_t>(m) ^ static_cast<std::uint64_t>(m >> 64);
+  }
+  static std::uint8_t tag_of(std::uint64_t h) { return static_cast<std::uint8_t>((h >> 56) | 0x80); }
+
+  template <class KeyOf>
+  std::uint32_t find(std::uint64_t key, const KeyOf& key_of) const {
+    const std::uint64_t h = hash(key);
+    const std::uint8_t tag = tag_of(h);
+    std::size_t g = h & mask_;
+    for (std::size_t step = 0; step <= mask_; ++step) {
+      const Group& gr = groups_[g];
+      unsigned m = match(gr, tag);
+      while (m) {
+        const unsigned i = static_cast<unsigned>(__builtin_ctz(m));
+        if (key_of(gr.idx[i]) == key) return gr.idx[i];
+        m &= m - 1;
+      }
+      if (gr.overflow == 0) return kNil;
+      g = (g + 1) & mask_;
+    }
+    return kNil;
+  }
+
+  template <class KeyOf>
+  void insert(std::uint64_t key, std::uint32_t idx, const KeyOf& key_of) {
+    if ((count_ + 1) * 4 > slots() * 3) rehash(groups_.size() * 2, key_of);
+    place(hash(key), idx);
+    ++count_;
+  }
+
+  void erase(std::uint64_t key, std::uint32_t idx) {
+    const std::uint64_t h = hash(key);
+    const std::uint8_t tag = tag_of(h);
+    std::size_t g = h & mask_;
+    for (;;) {
+      Group& gr = groups_[g];
+      for (unsigned i = 0; i < 12; ++i) {
+        if (gr.tags[i] == tag && gr.idx[i] == idx) {
+          gr.tags[i] = 0;
+          // Undo the overflow counts of the groups this key probed past.
+          for (std::size_t p = h & mask_; p != g; p = (p + 1) & mask_) --groups_[p].overflow;
+          --count_;
+          return;
+        }
+      }
+      g = (g + 1) & mask_;
+    }
+  }
+
+  void clear() {
+    for (Group& gr : groups_) {
+      gr.tags.fill(0);
+      gr.overflow = 0;
+    }
+    count_ = 0;
+  }
+
+  template <class KeyOf>
+  void rehash(std::size_t ngroups, const KeyOf& key_of) {
+    std::vector<Group> old = std::move(groups_);
+    alloc(ngroups);
+    for (const Group& gr : old)
+      for (unsigned i = 0; i < 12; ++i)
+        if (gr.tags[i]) place(hash(key_of(gr.idx[i])), gr.idx[i]);
+  }
+
+  std::size_t bytes() const { return groups_.capacity() * sizeof(Group); }
+
+ private:
+  std::size_t slots() const { return groups_.size() * 12; }
+
+  void alloc(std::size_t ngroups) {
+    groups_.assign(ngroups, Group{});
+    mask_ = ngroups - 1;
+  }
+
+  void place(std::uint64_t h, std::uint32_t idx) {
+    std::size_t g = h & mask_;
+    for (;;) {
+      Group& gr = groups_[g];
+      for (unsigned i = 0; i < 12; ++i) {
+        if (gr.tags[i] == 0) {
+          gr.tags[i] = tag_of(h);
+          gr.idx[i] = idx;
+          return;
+        }
+      }
+      ++gr.overflow;
+      g = (g + 1) & mask_;
+    }
+  }
+
+  static unsigned match(const Group& gr, std::uint8_t tag) {
+#if defined(__SSE2__)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&gr));
+    return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(tag))))) &
+           0xFFFU;
+#else
+    unsigned m = 0;
+    for (unsigned i = 0; i < 12; ++i) m |= static_cast<unsigned>(gr.tags[i] == tag) << i;
+    return m;
+#endif
+  }
+
+  std::vector<Group> groups_;
+  std::size_t mask_ = 0;
+  std::size_t count_ = 0;
+  std::uint64_t k0_ = 0, k1_ = 0;
+};
+
+// ------------------------------------------------------------ throttled set
+struct Entry {
+  Time t;
+  std::uint64_t seq;  // global throttle order: ties on t leave in throttle order
+  std::uint32_t idx;
+};
+inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); }
+
+// Entries in (t, seq) order: a FIFO lane takes every entry not earlier than its
+// last one (O(1)); the others go to a 4-ary heap. Stale entries (the flow left
+// the set early, on socket reuse) are skipped when they surface.
+class ThrottledSet {
+ public:
+  void push(const Entry& e) {
+    if (lane_size_ == 0 || !before(e, lane_back())) {
+      lane_push(e);
+    } else {
+      heap_.push_back(e);
+      sift_up(heap_.size() - 1);
+    }
+  }
+  bool empty() const { return lane_size_ == 0 && heap_.empty(); }
+  // The smaller of the two fronts; `from_lane` says which.
+  const Entry* top(bool& from_lane) const {
+    const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
+    const Entry* h = heap_.empty() ? nullptr : &heap_[0];
+    if (l && (!h || before(*l, *h))) {
+      from_lane = true;
+      return l;
+    }
+    from_lane = false;
+    return h;
+  }
+  void pop(bool from_lane) {
+    if (from_lane) {
+      lane_head_ = (lane_head_ + 1) & (lane_.size() - 1);
+      --lane_size_;
+    } else {
+      heap_[0] = heap_.back();
+      heap_.pop_back();
+      if (!heap_.empty()) sift_down(0);
+    }
+  }
+  void clear() {
+    lane_head_ = lane_size_ = 0;
+    heap_.clear();
+  }
+  std::size_t size() const { return lane_size_ + heap_.size(); }
+  // Drop stale entries when they outnumber the live ones.
+  template <class Live>
+  void compact(const Live& live) {
+    std::vector<Entry> keep;
+    keep.reserve(lane_size_);
+    for (std::size_t i = 0; i < lane_size_; ++i) {
+      const Entry& e = lane_[(lane_head_ + i) & (lane_.size() - 1)];
+      if (live(e)) keep.push_back(e);
+    }
+    lane_head_ = lane_size_ = 0;
+    for (const Entry& e : keep) lane_push(e);
+    std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
+    for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
+  }
+  std::size_t bytes() const { return (lane_.capacity() + heap_.capacity()) * sizeof(Entry); }
+
+ private:
+  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & (lane_.size() - 1)]; }
+  void lane_push(const Entry& e) {
+    if (lane_size_ == lane_.size()) {
+      std::vector<Entry> grown(std::max<std::size_t>(64, lane_.size() * 2));
+      for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & (lane_.size() - 1)];
+      lane_ = std::move(grown);
+      lane_head_ = 0;
+    }
+    lane_[(lane_head_ + lane_size_) & (lane_.size() - 1)] = e;
+    ++lane_size_;
+  }
+  void sift_up(std::size_t i) {
+    const Entry e = heap_[i];
+    while (i > 0) {
+      const std::size_t p = (i - 1) / 4;
+      if (!before(e, heap_[p])) break;
+      heap_[i] = heap_[p];
+      i = p;
+    }
+    heap_[i] = e;
+  }
+  void sift_down(std::size_t i) {
+    const Entry e = heap_[i];
+    const std::size_t n = heap_.size();
+    for (;;) {
+      const std::size_t c = 4 * i + 1;
+      if (c >= n) break;
+      std::size_t best = c;
+      const std::size_t end = std::min(c + 4, n);
+      for (std::size_t j = c + 1; j < end; ++j)
+        if (before(heap_[j], heap_[best])) best = j;
+      if (!before(heap_[best], e)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
+
+  std::vector<Entry> lane_;  // ring buffer, power-of-two size
+  std::size_t lane_head_ = 0, lane_size_ = 0;
+  std::vector<Entry> heap_;
+};
+
+}  // namespace
+
+class FastFqScheduler::Impl {
+ public:
+  explicit Impl(const FqConfig& cfg) {
+    if (auto err = validate(cfg)) throw *err;
+    apply(cfg);
+    std::memset(static_cast<void*>(&internal_), 0, sizeof internal_);
+    internal_.state = static_cast<std::uint8_t>(FlowState::old_list);
+    internal_.next = internal_.prev = kNil;
+  }
+
+  // ---------------------------------------------------------------- flows
+  Flow* at(std::uint32_t i) { return i == kInternal ? &internal_ : &flows_[i]; }
+  std::uint32_t idx(const Flow* f) const {
+    return f == &internal_ ? kInternal : static_cast<std::uint32_t>(f - flows_.data());
+  }
+  static FlowState state(const Flow* f) { return static_cast<FlowState>(f->state); }
+  static void set_state(Flow* f, FlowState s) { f->state = static_cast<std::uint8_t>(s); }
+
+  std::uint32_t allocate_flow() {
+    if (free_ != kNil) {
+      const std::uint32_t i = free_;
+      free_ = flows_[i].next;
+      return i;
+    }
+    if (cfg_.max_flows && flows_.size() >= cfg_.max_flows) return kNil;
+    flows_.emplace_back();
+    return static_cast<std::uint32_t>(flows_.size() - 1);
+  }
+
+  void release_flow(Flow* f) {
+    if (f->has_ooo) ooo_.erase(idx(f));
+    f->has_ooo = false;
+    f->state = kFree;
+    f->next = free_;
+    free_ = idx(f);
+  }
+
+  std::uint64_t key_of(std::uint32_t i) const { return flows_[i].key; }
+
+  // ---------------------------------------------------------------- enqueue
+  Verdict enqueue(Packet& pkt, Time now) {
+    ++st_.offered;
+    return latest_ ? enqueue_latest(pkt, now) : enqueue_5_7(pkt, now);
+  }
+
+  Verdict enqueue_latest(Packet& pkt, Time now) {
+    const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
+    if (band_pkt_count_[band] >= cfg_.limit) {
+      ++st_.band_drops[band];
+      return drop(Verdict::drop_limit);
+    }
+    if (pkt.tstamp == 0) {
+      pkt.time_to_send_ = now;
+    } else {
+      if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(now + horizon_ns_)) {
+        if (cfg_.horizon_drop) {
+          ++st_.horizon_drops;
+          return drop(Verdict::drop_horizon);
+        }
+        ++st_.horizon_caps;
+        pkt.tstamp = now + horizon_ns_;
+      }
+      pkt.time_to_send_ = pkt.tstamp;
+    }
+    Flow* f = classify(pkt, now);
+    if (f != &internal_) {
+      if (f->qlen >= cfg_.flow_limit) {
+        ++st_.flows_plimit;
+        return drop(Verdict::drop_flow_limit);
+      }
+      if (state(f) == FlowState::detached) activate(f, now);
+      f->band = band;
+      ++band_pkt_count_[band];
+      detail::set_band(pkt, band);
+      if (f->qlen == 0) --inactive_flows_;
+    }
+    link(f, pkt);
+    return Verdict::queued;
+  }
+
+  Verdict enqueue_5_7(Packet& pkt, Time now) {
+    if (qlen_ >= cfg_.limit) return drop(Verdict::drop_limit);
+    pkt.time_to_send_ = pkt.tstamp ? pkt.tstamp : now;
+    detail::set_band(pkt, 0);
+    Flow* f = classify(pkt, now);
+    if (f != &internal_ && f->qlen >= cfg_.flow_limit) {
+      ++st_.flows_plimit;
+      return drop(Verdict::drop_flow_limit);
+    }
+    if (f != &internal_ && state(f) == FlowState::detached) {
+      activate(f, now);
+      --inactive_flows_;
+    }
+    link(f, pkt);
+    if (f == &internal_) ++st_.highprio_packets;
+    return Verdict::queued;
+  }
+
+  Verdict drop(Verdict why) {
+    ++st_.drops;
+    return why;
+  }
+
+  // Leave the detached list for the new list; §3.8 refill from the idle age.
+  void activate(Flow* f, Time now) {
+    age_unlink(f);
+    const std::uint64_t age = f->age;
+    f->tail = nullptr;
+    add_tail(f, FlowState::new_list);
+    if (time_after(jiffies(now), age + refill_delay_jiffies_))
+      f->credit = static_cast<std::int32_t>(std::max(static_cast<std::uint32_t>(f->credit), cfg_.quantum));
+  }
+
+  void link(Flow* f, Packet& pkt) {
+    ++f->qlen;
+    Packet* tail = f->tail;
+    if (!tail) {
+      pkt.next_ = &pkt;
+      f->tail = &pkt;
+    } else if (pkt.time_to_send_ >= tail->time_to_send_) {
+      pkt.next_ = tail->next_;
+      tail->next_ = &pkt;
+      f->tail = &pkt;
+    } else {
+      ooo_[idx(f)].insert(pkt);
+      f->has_ooo = true;
+    }
+    st_.backlog += pkt.len;
+    ++qlen_;
+  }
+
+  Flow* classify(Packet& pkt, Time now) {
+    if (!latest_ && (pkt.priority & 15) == 7) {
+      detail::set_orphaned(pkt, false);
+      return &internal_;
+    }
+    const FlowOwner* owner = pkt.owner;
+    bool socket_keyed = false;
+    std::uint64_t key;
+    bool orphan = false;
+    const bool orphan_kind =
+        owner && (owner->kind == FlowOwner::Kind::listener ||
+                  (latest_ && owner->kind == FlowOwner::Kind::time_wait));
+    if (!owner || orphan_kind) {
+      key = (static_cast<std::uint64_t>(pkt.hash & cfg_.orphan_mask) << 1) | 1;
+      orphan = true;
+    } else if (owner->kind == FlowOwner::Kind::unconnected) {
+      key = (static_cast<std::uint64_t>(pkt.hash & cfg_.orphan_mask) << 1) | 1;
+    } else {
+      key = owner->id << 1;
+      socket_keyed = true;
+    }
+    detail::set_orphaned(pkt, orphan);
+
+    if (latest_ && fastpath_ok(pkt, now)) {
+      ++st_.fastpath_packets;
+      return &internal_;
+    }
+
+    if (age_head_ != kNil) {
+      if (latest_)
+        gc(key, now, kGcMaxLatest);
+      else if (flows_n_ >= (2U << cfg_.buckets_log) && inactive_flows_ > flows_n_ / 2)
+        gc(key, now, kGcMax57);
+    }
+
+    const std::uint32_t found = table_.find(key, [this](std::uint32_t i) { return key_of(i); });
+    if (found != kNil) {
+      Flow* f = &flows_[found];
+      if (socket_keyed && f->socket_hash != owner->hash_generation) {
+        f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
+        f->socket_hash = owner->hash_generation;
+        if (state(f) == FlowState::throttled) unset_throttled(f);
+        f->time_next_packet = 0;
+      }
+      return f;
+    }
+
+    const std::uint32_t i = allocate_flow();
+    if (i == kNil) {
+      ++st_.allocation_errors;
+      return &internal_;
+    }
+    Flow* f = &flows_[i];
+    f->key = key;
+    f->socket_hash = socket_keyed ? owner->hash_generation : 0;
+    f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
+    f->time_next_packet = 0;
+    f->band = 0;
+    f->qlen = 0;
+    f->has_ooo = false;
+    detach(f, now);
+    table_.insert(key, i, [this](std::uint32_t j) { return key_of(j); });
+    ++flows_n_;
+    ++inactive_flows_;
+    return f;
+  }
+
+  bool fastpath_ok(const Packet& pkt, Time now) const {
+    if (pkt.time_to_send_ > now + offload_ns_) return false;
+    if (qlen_ != 0) {
+      if (flows_n_ != inactive_flows_ + throttled_flows_) return false;
+      if (internal_.qlen >= 8) return false;
+      if (time_next_delayed_flow_ <= now + offload_ns_) return false;
+    }
+    const FlowOwner* o = detail::orphaned(pkt) ? nullptr : pkt.owner;
+    if (o && !o->tcp && o->kind != FlowOwner::Kind::time_wait &&
+        (o->max_pacing_rate != kUnlimitedRate || o->pacing_rate != kUnlimitedRate))
+      return false;
+    return cfg_.maxrate == kUnlimitedRate;
+  }
+
+  bool gc_candidate(const Flow* f, Time now) {
+    return state(f) == FlowState::detached && time_after(jiffies(now), f->age + 3ULL * cfg_.hz);
+  }
+
+  // The reference's rule: oldest detached first, stop at the first one not idle
+  // > 3 s, skip the flow being looked up, at most `cap`.
+  void gc(std::uint64_t key, Time now, std::size_t cap) {
+    std::size_t n = 0;
+    std::uint32_t i = age_head_;
+    while (i != kNil && n < cap) {
+      Flow* f = &flows_[i];
+      if (!gc_candidate(f, now)) break;
+      const std::uint32_t next = f->next;
+      if (f->key != key) {
+        age_unlink(f);
+        table_.erase(f->key, i);
+        release_flow(f);
+        ++n;
+      }
+      i = next;
+    }
+    flows_n_ -= static_cast<std::uint32_t>(n);
+    inactive_flows_ -= static_cast<std::uint32_t>(n);
+    st_.gc_flows += n;
+  }
+
+  void age_append(Flow* f) {
+    const std::uint32_t i = idx(f);
+    f->next = kNil;
+    f->prev = age_tail_;
+    if (age_tail_ != kNil)
+      flows_[age_tail_].next = i;
+    else
+      age_head_ = i;
+    age_tail_ = i;
+  }
+
+  void age_unlink(Flow* f) {
+    (f->prev != kNil ? flows_[f->prev].next : age_head_) = f->next;
+    (f->next != kNil ? flows_[f->next].prev : age_tail_) = f->prev;
+    f->next = f->prev = kNil;
+  }
+
+  // ---------------------------------------------------------------- dequeue
+  Packet* peek(Flow* f) {
+    Packet* head = f->tail ? f->tail->next_ : nullptr;
+    if (!f->has_ooo) return head;
+    detail::PacketTree& t = ooo_.find(idx(f))->second;
+    Packet* first = &*t.begin();
+    if (!head || first->time_to_send_ < head->time_to_send_) return first;
+    return head;
+  }
+
+  void unlink_packet(Flow* f, Packet* p) {
+    Packet* tail = f->tail;
+    if (tail && p == tail->next_) {
+      if (p == tail)
+        f->tail = nullptr;
+      else
+        tail->next_ = p->next_;
+    } else {
+      auto it = ooo_.find(idx(f));
+      it->second.erase(it->second.iterator_to(*p));
+      if (it->second.empty()) {
+        ooo_.erase(it);
+        f->has_ooo = false;
+      }
+    }
+    p->next_ = nullptr;
+  }
+
+  void dequeue_packet(Flow* f, Packet* p) {
+    unlink_packet(f, p);
+    st_.backlog -= p->len;
+    --qlen_;
+    st_.bytes += p->len;
+    st_.packets += p->segments;
+    ++st_.dequeued;
+  }
+
+  FlowList& list_of(Flow* f, FlowState which) {
+    Band& b = bands_[f->band];
+    return which == FlowState::new_list ? b.new_flows : b.old_flows;
+  }
+
+  void add_tail(Flow* f, FlowState which) {
+    FlowList& l = list_of(f, which);
+    const std::uint32_t i = idx(f);
+    f->next = kNil;
+    if (l.first != kNil)
+      flows_[l.last].next = i;
+    else
+      l.first = i;
+    l.last = i;
+    set_state(f, which);
+  }
+
+  void detach(Flow* f, Time now) {
+    set_state(f, FlowState::detached);
+    f->age = jiffies(now) | 1;
+    age_append(f);
+  }
+
+  void set_throttled(Flow* f) {
+    const std::uint64_t seq = ++throttle_seq_;
+    f->prev = static_cast<std::uint32_t>(seq);
+    delayed_.push(Entry{f->time_next_packet, seq, idx(f)});
+    set_state(f, FlowState::throttled);
+    ++throttled_flows_;
+    ++st_.throttled;
+    if (time_next_delayed_flow_ > f->time_next_packet) time_next_delayed_flow_ = f->time_next_packet;
+  }
+
+  // The entry still stands for its flow's current throttle.
+  bool live(const Entry& e) const {
+    const Flow& f = flows_[e.idx];
+    return f.state == static_cast<std::uint8_t>(FlowState::throttled) &&
+           f.prev == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
+  }
+
+  // Leaving the set early (socket reuse): the entry goes stale.
+  void unset_throttled(Flow* f) {
+    --throttled_flows_;
+    add_tail(f, FlowState::old_list);
+    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+      delayed_.compact([this](const Entry& e) { return live(e); });
+  }
+
+  void check_throttled(Time now) {
+    if (time_next_delayed_flow_ > now + offload_ns_) return;
+    const std::uint64_t sample = now - time_next_delayed_flow_;
+    if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
+      unthrottle_latency_ns_ -= unthrottle_latency_ns_ >> 3;
+      unthrottle_latency_ns_ += sample >> 3;
+    }
+    const Time until = now + offload_ns_;
+    time_next_delayed_flow_ = kNever;
+    bool from_lane = false;
+    while (const Entry* e = delayed_.top(from_lane)) {
+      if (!live(*e)) {
+        delayed_.pop(from_lane);
+        continue;
+      }
+      if (e->t > until) {
+        time_next_delayed_flow_ = e->t;
+        break;
+      }
+      Flow* f = &flows_[e->idx];
+      delayed_.pop(from_lane);
+      --throttled_flows_;
+      add_tail(f, FlowState::old_list);
+    }
+  }
+
+  void arm_watchdog() {
+    if (time_next_delayed_flow_ != kNever) watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
+  }
+
+  Packet* dequeue(Time now) {
+    if (qlen_ == 0) return nullptr;
+    if (internal_.qlen) {
+      Packet* p = peek(&internal_);
+      --internal_.qlen;
+      dequeue_packet(&internal_, p);
+      p->due = p->time_to_send_;
+      return p;
+    }
+    check_throttled(now);
+    return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
+  }
+
+  Packet* dequeue_latest(Time now) {
+    unsigned retry = 0;
+    Band* pband = &bands_[band_nr_];
+    for (;;) {
+      FlowList* head = nullptr;
+      if (pband->credit > 0) {
+        if (pband->new_flows.first != kNil)
+          head = &pband->new_flows;
+        else if (pband->old_flows.first != kNil)
+          head = &pband->old_flows;
+      }
+      if (!head) {
+        bool found = false;
+        while (++retry <= kBands) {
+          if (++band_nr_ == kBands) band_nr_ = 0;
+          pband = &bands_[band_nr_];
+          pband->credit = std::min(wrap_add(pband->credit, static_cast<std::uint32_t>(pband->quantum)),
+                                   pband->quantum);
+          if (pband->credit > 0) {
+            found = true;
+            break;
+          }
+          retry = 0;
+        }
+        if (found) continue;
+        arm_watchdog();
+        return nullptr;
+      }
+      Flow* f = &flows_[head->first];
+      retry = 0;
+      if (f->credit <= 0) {
+        f->credit = wrap_add(f->credit, cfg_.quantum);
+        head->first = f->next;
+        add_tail(f, FlowState::old_list);
+        continue;
+      }
+      Packet* p = peek(f);
+      if (!p) {
+        head->first = f->next;
+        if (head == &pband->new_flows)
+          add_tail(f, FlowState::old_list);
+        else
+          detach(f, now);
+        continue;
+      }
+      const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
+      if (now + offload_ns_ < tnp) {
+        head->first = f->next;
+        f->time_next_packet = tnp;
+        set_throttled(f);
+        continue;
+      }
+      dequeue_packet(f, p);
+      mark_departure(p, now, tnp);
+      if (--f->qlen == 0) ++inactive_flows_;
+      --band_pkt_count_[detail::band(*p)];
+      f->credit = wrap_sub(f->credit, p->len);
+      pband->credit = wrap_sub(pband->credit, p->len);
+      pace(f, p, now);
+      return p;
+    }
+  }
+
+  Packet* dequeue_5_7(Time now) {
+    Band& b = bands_[0];
+    for (;;) {
+      FlowList* head = &b.new_flows;
+      if (head->first == kNil) {
+        head = &b.old_flows;
+        if (head->first == kNil) {
+          arm_watchdog();
+          return nullptr;
+        }
+      }
+      Flow* f = &flows_[head->first];
+      if (f->credit <= 0) {
+        f->credit = wrap_add(f->credit, cfg_.quantum);
+        head->first = f->next;
+        add_tail(f, FlowState::old_list);
+        continue;
+      }
+      Packet* p = peek(f);
+      if (!p) {
+        head->first = f->next;
+        if (head == &b.new_flows && b.old_flows.first != kNil) {
+          add_tail(f, FlowState::old_list);
+        } else {
+          detach(f, now);
+          ++inactive_flows_;
+        }
+        continue;
+      }
+      const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
+      if (now < tnp) {
+        head->first = f->next;
+        f->time_next_packet = tnp;
+        set_throttled(f);
+        continue;
+      }
+      mark_departure(p, now, tnp);
+      dequeue_packet(f, p);
+      --f->qlen;
+      f->credit = wrap_sub(f->credit, p->len);
+      pace(f, p, now);
+      return p;
+    }
+  }
+
+  void mark_departure(Packet* p, Time now, Time tnp) {
+    p->due = tnp;
+    if (static_cast<std::int64_t>(now - tnp - ce_threshold_ns_) > 0) {
+      if (p->ect) p->ce = true;
+      ++st_.ce_mark;
+    }
+  }
+
+  void pace(Flow* f, const Packet* p, Time now) {
+    if (!cfg_.pacing) return;
+    Rate rate = cfg_.maxrate;
+    std::uint32_t plen = p->len;
+    if (p->tstamp == 0) {
+      if (p->owner && !detail::orphaned(*p))
+        rate = std::min({p->owner->pacing_rate, p->owner->max_pacing_rate, rate});
+      if (rate <= cfg_.low_rate_threshold) {
+        f->credit = 0;
+      } else {
+        plen = std::max(plen, cfg_.quantum);
+        if (f->credit > 0) return;
+      }
+    }
+    if (rate == kUnlimitedRate) return;
+    std::uint64_t len = static_cast<std::uint64_t>(plen) * kNsecPerSec;
+    if (rate) len /= rate;
+    if (len > kNsecPerSec) {
+      len = kNsecPerSec;
+      ++st_.pkts_too_long;
+    }
+    if (f->time_next_packet) len -= std::min(len / 2, now - f->time_next_packet);
+    f->time_next_packet = now + len;
+  }
+
+  // ---------------------------------------------------------------- control
+  void apply(const FqConfig& cfg) {
+    cfg_ = cfg;
+    latest_ = cfg.compat == Compat::latest;
+    tick_ns_ = kNsecPerSec / cfg.hz;
+    refill_delay_jiffies_ = (static_cast<std::uint64_t>(cfg.refill_delay_us) * cfg.hz + 999'999) / 1'000'000;
+    ce_threshold_ns_ = static_cast<Time>(cfg.ce_threshold_us) * kNsecPerUsec;
+    horizon_ns_ = static_cast<Time>(cfg.horizon_us) * kNsecPerUsec;
+    offload_ns_ = latest_ ? static_cast<Time>(cfg.offload_horizon_us) * kNsecPerUsec : 0;
+    for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
+    jiffies_now_ = kNever;
+  }
+
+  std::size_t change(const FqConfig& cfg, Time now, const PacketSink& trimmed) {
+    if (auto err = validate(cfg)) throw *err;
+    if (cfg.compat != cfg_.compat)
+      throw ConfigError("compat", to_string(cfg.compat), std::string("unchanged (") + to_string(cfg_.compat) + ")");
+    if (cfg.hz != cfg_.hz)
+      throw ConfigError("hz", std::to_string(cfg.hz), "unchanged (" + std::to_string(cfg_.hz) + ")");
+    if (cfg.max_flows != cfg_.max_flows)
+      throw ConfigError("max_flows", std::to_string(cfg.max_flows),
+                        "unchanged (" + std::to_string(cfg_.max_flows) + ")");
+    const std::uint8_t old_log = cfg_.buckets_log;
+    apply(cfg);
+    if (cfg.buckets_log != old_log) resize(now);
+    std::size_t n = 0;
+    while (qlen_ > cfg_.limit) {
+      Packet* p = dequeue(now);
+      if (!p) break;
+      ++n;
+      ++st_.trimmed;
+      if (trimmed) trimmed(*p);
+    }
+    return n;
+  }
+
+  // §6: the table does not depend on buckets_log; free every idle candidate.
+  void resize(Time now) {
+    std::uint32_t freed = 0;
+    for (std::uint32_t i = 0; i < flows_.size(); ++i) {
+      Flow* f = &flows_[i];
+      if (f->state == kFree || !gc_candidate(f, now)) continue;
+      age_unlink(f);
+      table_.erase(f->key, i);
+      release_flow(f);
+      ++freed;
+    }
+    flows_n_ -= freed;
+    inactive_flows_ -= freed;
+    st_.gc_flows += freed;
+  }
+
+  void purge(Flow* f, const PacketSink& sink) {
+    while (Packet* p = peek(f)) {
+      unlink_packet(f, p);
+      ++st_.purged;
+      if (sink) sink(*p);
+    }
+    f->tail = nullptr;
+    f->qlen = 0;
+  }
+
+  void reset(const PacketSink& sink) {
+    purge(&internal_, sink);
+    delayed_.clear();
+    // Purge in the reference's order is not required: purged packets are
+    // handed back, their order is not a scheduling decision.
+    for (std::uint32_t i = 0; i < flows_.size(); ++i) {
+      Flow* f = &flows_[i];
+      if (f->state == kFree) continue;
+      if (f->state == static_cast<std::uint8_t>(FlowState::detached)) f->tail = nullptr;
+      purge(f, sink);
+      release_flow(f);
+    }
+    table_.clear();
+    for (Band& b : bands_) b.new_flows = b.old_flows = FlowList{};
+    age_head_ = age_tail_ = kNil;
+    qlen_ = 0;
+    st_.backlog = 0;
+    flows_n_ = inactive_flows_ = throttled_flows_ = 0;
+    band_pkt_count_ = {};
+  }
+
+  // ---------------------------------------------------------------- inspection
+  FqStats stats(Time now) const {
+    FqStats s = st_;
+    s.qlen = qlen_;
+    s.flows = flows_n_;
+    s.inactive_flows = inactive_flows_;
+    s.throttled_flows = throttled_flows_;
+    s.time_next_delayed_flow = static_cast<std::int64_t>(time_next_delayed_flow_ + cfg_.timer_slack_ns - now);
+    s.unthrottle_latency_ns =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(unthrottle_latency_ns_, 0xFFFFFFFFULL));
+    s.band_pkt_count = band_pkt_count_;
+    if (latest_) s.highprio_packets = 0;
+    return s;
+  }
+
+  void for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
+    for (const Flow& f : flows_)
+      if (f.state != kFree)
+        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, static_cast<FlowState>(f.state), f.band});
+  }
+
+  std::size_t memory_bytes() const {
+    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes();
+  }
+
+  std::uint64_t jiffies(Time now) {
+    if (now != jiffies_now_) {
+      jiffies_now_ = now;
+      jiffies_ = now / tick_ns_;
+    }
+    return jiffies_;
+  }
+
+  FqConfig cfg_;
+  bool latest_ = true;
+  std::uint64_t tick_ns_ = 0;
+  std::uint64_t refill_delay_jiffies_ = 0;
+  Time ce_threshold_ns_ = 0, horizon_ns_ = 0, offload_ns_ = 0;
+  Time jiffies_now_ = kNever;
+  std::uint64_t jiffies_ = 0;
+
+  std::vector<Flow> flows_;
+  std::uint32_t free_ = kNil;
+  FlowTable table_;
+  std::unordered_map<std::uint32_t, detail::PacketTree> ooo_;
+  std::array<Band, kBands> bands_{};
+  unsigned band_nr_ = 0;
+  Flow internal_;
+  ThrottledSet delayed_;
+  std::uint64_t throttle_seq_ = 0;
+  std::uint32_t age_head_ = kNil, age_tail_ = kNil;
+  Time time_next_delayed_flow_ = kNever;
+  std::uint64_t unthrottle_latency_ns_ = 0;
+  std::array<std::uint32_t, kBands> band_pkt_count_{};
+  std::uint32_t flows_n_ = 0, inactive_flows_ = 0, throttled_flows_ = 0;
+  std::uint32_t qlen_ = 0;
+  FqStats st_;
+  Watchdog watchdog_;
+};
+
+FastFqScheduler::FastFqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {}
+FastFqScheduler::~FastFqScheduler() = default;
+Verdict FastFqScheduler::enqueue(Packet& pkt, Time now) { return impl_->enqueue(pkt, now); }
+Packet* FastFqScheduler::dequeue(Time now) { return impl_->dequeue(now); }
+std::size_t FastFqScheduler::change(const FqConfig& cfg, Time now, const PacketSink& trimmed) {
+  return impl_->change(cfg, now, trimmed);
+}
+void FastFqScheduler::reset(const PacketSink& purged) { impl_->reset(purged); }
+FqStats FastFqScheduler::stats(Time now) const { return impl_->stats(now); }
+const FqConfig& FastFqScheduler::config() const { return impl_->cfg_; }
+Watchdog& FastFqScheduler::watchdog() { return impl_->watchdog_; }
+const Watchdog& FastFqScheduler::watchdog() const { return impl_->watchdog_; }
+std::uint32_t FastFqScheduler::qlen() const { return impl_->qlen_; }
+Time FastFqScheduler::time_next_delayed_flow() const { return impl_->time_next_delayed_flow_; }
+std::uint32_t FastFqScheduler::internal_qlen() const { return impl_->internal_.qlen; }
+void FastFqScheduler::for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
+  impl_->for_each_flow(fn);
+}
+std::size_t FastFqScheduler::memory_bytes() const { return impl_->memory_bytes(); }
+std::size_t FastFqScheduler::flow_bytes() { return sizeof(Flow); }
+
+}  // namespace ufq

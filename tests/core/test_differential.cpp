@@ -1,0 +1,109 @@
+// The fast scheduler decides exactly as the reference: both are driven with the
+// same long randomized input (tests/core/differential.hpp) under every
+// configuration family, and compared after every operation.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "differential.hpp"
+
+namespace ufq::test {
+namespace {
+
+class Prng : public diff::Source {
+ public:
+  explicit Prng(std::uint64_t seed) : rng_(seed) {}
+  std::uint64_t next(std::uint64_t n) override { return n ? rng_() % n : 0; }
+  bool done() const override { return false; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+struct Variant {
+  const char* name;
+  void (*tweak)(FqConfig&);
+};
+
+const Variant kVariants[] = {
+    {"defaults", [](FqConfig&) {}},
+    {"small_limits", [](FqConfig& c) { c.limit = 40; c.flow_limit = 6; }},
+    {"ce_maxrate", [](FqConfig& c) { c.ce_threshold_us = 20; c.maxrate = 50'000'000; }},
+    {"horizon_cap", [](FqConfig& c) { c.horizon_drop = false; c.horizon_us = 1'000'000; }},
+    {"tiny_table_gc", [](FqConfig& c) { c.buckets_log = 1; c.orphan_mask = 63; }},
+    {"max_flows", [](FqConfig& c) { c.max_flows = 12; }},
+    {"offload", [](FqConfig& c) { c.max_offload_horizon_us = 1000; c.offload_horizon_us = 200; }},
+    {"no_pacing_quantum", [](FqConfig& c) { c.pacing = false; c.quantum = 600; c.initial_quantum = 0; }},
+};
+
+void run_case(Compat compat, std::uint32_t slack, const Variant& v, std::uint64_t seed, std::size_t ops,
+              FqStats& total) {
+  FqConfig cfg;
+  cfg.compat = compat;
+  cfg.timer_slack_ns = slack;
+  v.tweak(cfg);
+  if (compat == Compat::linux_5_7) cfg.offload_horizon_us = 0;
+  if (validate(cfg)) GTEST_SKIP() << v.name << ": not valid";
+  Prng src(seed);
+  diff::Rig rig(cfg, src, [](const std::string& what) { ADD_FAILURE() << what; });
+  rig.run(ops);
+  EXPECT_FALSE(rig.failed()) << v.name;
+  EXPECT_EQ(rig.ops(), ops);
+  const FqStats& s = rig.last_stats();
+  total.gc_flows += s.gc_flows;
+  total.horizon_drops += s.horizon_drops;
+  total.horizon_caps += s.horizon_caps;
+  total.ce_mark += s.ce_mark;
+  total.fastpath_packets += s.fastpath_packets;
+  total.flows_plimit += s.flows_plimit;
+  total.drops += s.drops;
+  total.trimmed += s.trimmed;
+  total.purged += s.purged;
+  total.allocation_errors += s.allocation_errors;
+  total.highprio_packets += s.highprio_packets;
+  total.throttled += s.throttled;
+  total.pkts_too_long += s.pkts_too_long;
+  total.dequeued += s.dequeued;
+}
+
+TEST(Differential, FastEqualsReferenceEverywhere) {
+  FqStats total;
+  std::uint64_t seed = 1;
+  for (Compat c : {Compat::latest, Compat::linux_5_7}) {
+    for (std::uint32_t slack : {0U, 10'000U}) {
+      for (const Variant& v : kVariants) {
+        SCOPED_TRACE(std::string(to_string(c)) + " slack " + std::to_string(slack) + " " + v.name);
+        run_case(c, slack, v, seed++, 25'000, total);
+        if (HasFailure()) return;
+      }
+    }
+  }
+  // The input reached every feature the comparison is meant to cover.
+  EXPECT_GT(total.gc_flows, 0U);
+  EXPECT_GT(total.horizon_drops, 0U);
+  EXPECT_GT(total.horizon_caps, 0U);
+  EXPECT_GT(total.ce_mark, 0U);
+  EXPECT_GT(total.fastpath_packets, 0U);
+  EXPECT_GT(total.flows_plimit, 0U);
+  EXPECT_GT(total.trimmed, 0U);
+  EXPECT_GT(total.purged, 0U);
+  EXPECT_GT(total.allocation_errors, 0U);
+  EXPECT_GT(total.highprio_packets, 0U);
+  EXPECT_GT(total.throttled, 0U);
+  EXPECT_GT(total.pkts_too_long, 0U);
+  EXPECT_GT(total.dequeued, 100'000U);
+}
+
+// Long single runs, one per compat mode, many seeds of the defaults.
+TEST(Differential, LongRuns) {
+  FqStats total;
+  for (Compat c : {Compat::latest, Compat::linux_5_7})
+    for (std::uint64_t seed = 100; seed < 104; ++seed) {
+      SCOPED_TRACE(seed);
+      run_case(c, seed % 2 ? 0 : 10'000, kVariants[0], seed, 100'000, total);
+      if (HasFailure()) return;
+    }
+}
+
+}  // namespace
+}  // namespace ufq::test

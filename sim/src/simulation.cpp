@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "ufq/driver/qdisc_runner.hpp"
+#include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
 #include "ufq/sim/event_queue.hpp"
 #include "ufq/sim/hrtimer_model.hpp"
@@ -53,15 +54,18 @@ class Rng {
   std::mt19937_64 g_;
 };
 
+template <class Sched>
 class Simulation;
 
 // One transmit queue and the CPU that serves it.
+template <class Sched>
 struct Cpu;
 
 // The device the runner sees: the NIC, plus the departure measurement.
+template <class Sched>
 struct TxPort {
   NicModel* nic;
-  Simulation* sim;
+  Simulation<Sched>* sim;
   std::uint32_t tx_room() const { return nic->tx_room(); }
   bool xmit(Packet& p, bool more);
 };
@@ -82,15 +86,16 @@ struct Flow {
   std::size_t trace_next = 0;
 };
 
+template <class Sched>
 struct Cpu {
-  Cpu(Simulation& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t index);
+  Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t index);
 
   std::uint32_t index;
-  FqScheduler fq;
+  Sched fq;
   HrtimerModel hr;
   NicModel nic;
-  TxPort port;
-  QdiscRunner<TxPort> runner;
+  TxPort<Sched> port;
+  QdiscRunner<TxPort<Sched>, Sched> runner;
   WatchdogHrtimer wd;
   Event softirq;  // NET_TX: a qdisc run requested by the watchdog or a used-up quota
   Hrtimer tick;
@@ -99,6 +104,7 @@ struct Cpu {
   std::uint64_t watchdog_fires = 0;
 };
 
+template <class Sched>
 class Simulation {
  public:
   Simulation(const SimConfig& cfg, std::function<void(double)> progress)
@@ -111,7 +117,7 @@ class Simulation {
     validate();
     if (cfg_.traffic == TrafficModel::maxrate && cfg_.fq.maxrate == kUnlimitedRate)
       cfg_.fq.maxrate = static_cast<Rate>(cfg_.rate_pps / cfg_.flows * cfg_.packet_size);
-    for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu>(*this, q_, cfg_, i));
+    for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, q_, cfg_, i));
     make_flows();
   }
 
@@ -173,7 +179,7 @@ class Simulation {
   }
 
   // ------------------------------------------------------------ qdisc runs
-  void run_qdisc(Cpu& c) {
+  void run_qdisc(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
     ++c.qdisc_runs;
     c.wd.sync();
@@ -192,7 +198,7 @@ class Simulation {
   }
 
   // ------------------------------------------------------------ traffic
-  void on_complete(Cpu& c, Packet& p) {
+  void on_complete(Cpu<Sched>& c, Packet& p) {
     Flow& f = flows_[p.cookie];
     --f.inflight;
     free_.push_back(&p);
@@ -201,7 +207,7 @@ class Simulation {
 
   // Top the flow up to its in-flight allowance (TCP small queues: the next
   // packet is enqueued when an earlier one has left the NIC).
-  void refill(Flow& f, Cpu& c) {
+  void refill(Flow& f, Cpu<Sched>& c) {
     const Time now = q_.now();
     while (f.on && f.inflight < cfg_.inflight) {
       if (cfg_.traffic == TrafficModel::pcap && f.trace_next >= f.trace_packets.size()) return;
@@ -231,7 +237,7 @@ class Simulation {
   }
 
   void start_flow(Flow& f) {
-    Cpu& c = *cpus_[f.queue];
+    Cpu<Sched>& c = *cpus_[f.queue];
     refill(f, c);
     run_qdisc(c);
     if (cfg_.traffic == TrafficModel::onoff)
@@ -240,7 +246,7 @@ class Simulation {
 
   void toggle_flow(Flow& f) {
     f.on = !f.on;
-    Cpu& c = *cpus_[f.queue];
+    Cpu<Sched>& c = *cpus_[f.queue];
     if (f.on) {
       f.next_stamp = std::max(f.next_stamp, q_.now());
       refill(f, c);
@@ -433,7 +439,7 @@ class Simulation {
   SimConfig cfg_;
   EventQueue q_;
   Rng rng_;
-  std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::vector<std::unique_ptr<Cpu<Sched>>> cpus_;
   std::vector<Flow> flows_;
   std::vector<bool> started_;
   std::vector<Packet> packets_;
@@ -453,13 +459,15 @@ class Simulation {
   Event progress_event_;
 };
 
-bool TxPort::xmit(Packet& p, bool more) {
+template <class Sched>
+bool TxPort<Sched>::xmit(Packet& p, bool more) {
   if (!nic->xmit(p, more)) return false;
   sim->on_departure(p);
   return true;
 }
 
-Cpu::Cpu(Simulation& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t i)
+template <class Sched>
+Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t i)
     : index(i),
       fq(cfg.fq),
       hr(q, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
@@ -530,7 +538,11 @@ double SimResult::mean_batch() const {
 }
 
 SimResult simulate(const SimConfig& cfg, const std::function<void(double)>& progress) {
-  Simulation sim(cfg, progress);
+  if (cfg.scheduler == SchedulerKind::reference) {
+    Simulation<FqScheduler> sim(cfg, progress);
+    return sim.run();
+  }
+  Simulation<FastFqScheduler> sim(cfg, progress);
   return sim.run();
 }
 

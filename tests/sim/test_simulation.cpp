@@ -42,6 +42,18 @@ TEST(Simulation, SameSeedSameBytes) {
   EXPECT_NE(a, to_json(simulate(other)));
 }
 
+// The fast scheduler decides exactly as the reference, so a whole simulation
+// gives the same bytes with either.
+TEST(Simulation, FastAndReferenceSchedulersGiveTheSameRun) {
+  for (auto t : {TrafficModel::edt, TrafficModel::rate, TrafficModel::onoff}) {
+    SimConfig c = small(10'000, t);
+    c.scheduler = SchedulerKind::reference;
+    const std::string ref = to_json(simulate(c));
+    c.scheduler = SchedulerKind::fast;
+    EXPECT_EQ(ref, to_json(simulate(c))) << to_string(t);
+  }
+}
+
 TEST(Simulation, AccountsForEveryPacket) {
   for (auto t : {TrafficModel::edt, TrafficModel::rate, TrafficModel::bulk, TrafficModel::maxrate,
                  TrafficModel::onoff}) {

@@ -29,6 +29,7 @@ struct SimArgs {
   std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs, on = "100ms",
               off = "100ms";
   std::string compat = "5.7";
+  std::string scheduler = "fast";
   std::string compare;
   std::string plot_dir;
   std::string nic_rate;
@@ -102,6 +103,9 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
       known = true;
     }
   if (!known) return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff or pcap");
+  if (a.scheduler != "fast" && a.scheduler != "reference")
+    return fail("--scheduler \"" + a.scheduler + "\": expected fast or reference");
+  cfg.scheduler = a.scheduler == "fast" ? sim::SchedulerKind::fast : sim::SchedulerKind::reference;
   if (a.compat != "5.7" && a.compat != "latest")
     return fail("--compat \"" + a.compat + "\": expected 5.7 or latest");
   if (cfg.flows == 0 || cfg.flows > 10'000'000) return fail("--flows: expected 1..10000000");
@@ -231,6 +235,9 @@ void add_sim_command(Commands& commands) {
   sub->add_option("--off", a->off, "onoff: mean off period")->capture_default_str();
   sub->add_option("--pcap", cfg->pcap_file, "pcap: capture to replay (flows by 5-tuple)");
   sub->add_option("--compat", a->compat, "kernel decisions: 5.7 (the seed's) or latest")->capture_default_str();
+  sub->add_option("--scheduler", a->scheduler,
+                  "fast or reference: the two implementations decide identically")
+      ->capture_default_str();
   sub->add_option("--queues", cfg->queues, "transmit queues, one CPU and one fq each")->capture_default_str();
   sub->add_option("--cpus", cfg->cpus, "CPUs of the machine (sy/id are shares of all)")->capture_default_str();
   sub->add_option("--irq-latency", a->irq_latency, "interrupt to handler latency")->capture_default_str();

@@ -63,10 +63,12 @@ struct RunnerStats {
   }
 };
 
-template <TxDevice Device>
+// `Scheduler` is FqScheduler (the reference) or FastFqScheduler: both make
+// the same decisions (tests/core/test_differential.cpp).
+template <TxDevice Device, class Scheduler = FqScheduler>
 class QdiscRunner {
  public:
-  QdiscRunner(FqScheduler& fq, Device& dev, RunnerConfig cfg = {})
+  QdiscRunner(Scheduler& fq, Device& dev, RunnerConfig cfg = {})
       : fq_(&fq), dev_(&dev), cfg_(cfg) {
     cfg_.bulk = std::clamp<std::uint32_t>(cfg_.bulk, 1, kMaxBulk);
     cfg_.quota = std::max<std::uint32_t>(cfg_.quota, 1);
@@ -125,10 +127,10 @@ class QdiscRunner {
   // be sent first by the next run (they count as queued for accounting).
   std::uint32_t held() const { return held_; }
   const RunnerStats& stats() const { return st_; }
-  FqScheduler& scheduler() const { return *fq_; }
+  Scheduler& scheduler() const { return *fq_; }
 
  private:
-  FqScheduler* fq_;
+  Scheduler* fq_;
   Device* dev_;
   RunnerConfig cfg_;
   RunnerStats st_;

@@ -43,6 +43,10 @@ struct CostModel {
   Time packet = 5'350;          // per packet: the sender's stack, fq enqueue+dequeue, driver (fitted)
 };
 
+// Which implementation of the scheduler runs: both decide identically
+// (tests/core/test_differential.cpp); the fast one makes the simulator faster.
+enum class SchedulerKind : std::uint8_t { fast, reference };
+
 struct SimConfig {
   // Workload.
   TrafficModel traffic = TrafficModel::edt;
@@ -62,6 +66,8 @@ struct SimConfig {
     c.compat = Compat::linux_5_7;  // the seed's kernel
     return c;
   }();
+
+  SchedulerKind scheduler = SchedulerKind::fast;
 
   // Machine.
   std::uint32_t queues = 8;          // transmit queues, one CPU and one fq each (mq root)

@@ -4,7 +4,7 @@ strategies, with repetitions interleaved, and write the median table and a
 plot for docs/results.md.
 
   scripts/pace_sweep.py --ufq build/release/tools/ufq/ufq --reps 3 --duration 8 \
-      --out docs/results
+      --out docs/img/pace-sweep
 
 Writes <out>/pace_sweep.jsonl (every run), <out>/pace_sweep.md (tables) and
 <out>/pace_sweep.png (gnuplot). Needs only Python's standard library and
@@ -117,13 +117,19 @@ def main():
     ap.add_argument("--ufq", default="build/release/tools/ufq/ufq")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", default="8")
-    ap.add_argument("--out", default="docs/results")
+    ap.add_argument("--out", default="docs/img/pace-sweep")
     ap.add_argument("--extra", default="", help="more ufq pace options, space separated")
     ap.add_argument("--skip-strategies", action="store_true")
+    ap.add_argument("--slacks", default=None, help="timer_slack values to sweep (comma-separated)")
+    ap.add_argument("--strategies", default=None, help="wake-up strategies to compare")
     ap.add_argument("--quiet-pct", type=float, default=30.0, help="wait for other load below this (%% of one CPU)")
     ap.add_argument("--max-wait", type=float, default=60.0, help="give up waiting after this many seconds")
     ap.add_argument("--report-only", action="store_true", help="re-read the jsonl, do not run")
     a = ap.parse_args()
+    if a.slacks:
+        SLACKS[:] = a.slacks.split(",")
+    if a.strategies:
+        STRATEGIES[:] = a.strategies.split(",")
     os.makedirs(a.out, exist_ok=True)
     jsonl = os.path.join(a.out, "pace_sweep.jsonl")
     extra = a.extra.split() if a.extra else []
@@ -183,7 +189,7 @@ def main():
             f.write(f"{x} {med(g,'wakeups_per_s')} {med(g,'interrupts_per_s')} {med(g,'pacer_cpu_pct')} {med(g,'lateness_ns','p50')/1000} {med(g,'lateness_ns','p99')/1000}\n")
     png = os.path.join(a.out, "pace_sweep.png")
     gp = f"""
-set terminal pngcairo size 900,500 font ",10"
+set terminal pngcairo size 900,500 font ",10" noenhanced
 set output "{png}"
 set title "ufq pace: {first['flows']} flows, {first['rate_pps']:.0f} pkt/s, real UDP on loopback (median of {a.reps})"
 set logscale x

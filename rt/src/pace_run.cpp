@@ -78,6 +78,7 @@ PaceReport run_pace(const PaceOptions& opt) {
     if (ns) rc.bind.sin_addr = ns->receiver_addr();
     rc.flows = flows;
     rc.cpu = opt.helper_cpu;
+    rc.nice = opt.pacer_nice;  // the far end stands for another host: same priority
     if (ns)
       ns->in_receiver([&] { rx = std::make_unique<UdpReceiver>(rc); });
     else

@@ -51,20 +51,22 @@ void Pacer::start() {
   thread_ = std::thread([this] { loop(); });
 }
 
-bool Pacer::submit(Packet& p) {
+bool Pacer::submit(Packet& p, bool notify_pacer) {
   if (!ring_.try_push(&p)) return false;
   submitted_.fetch_add(1, std::memory_order_relaxed);
-  // Wake the pacer only if it sleeps past this packet's departure time.
+  if (notify_pacer) notify(p.tstamp);  // no timestamp (0): due now
+  return true;
+}
+
+void Pacer::notify(Time earliest_due) {
+  // Pairs with the pacer's fence between publishing its plan and its last
+  // look at the ring: one of the two sees the other.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const Time planned = sleep_until_.load(std::memory_order_relaxed);
-  if (planned != 0) {
-    const Time due = p.tstamp;  // 0 (no timestamp) = now
-    if (due < planned) {
-      rings_.fetch_add(1, std::memory_order_relaxed);
-      sleeper_.ring();
-    }
+  if (planned != 0 && earliest_due < planned) {
+    rings_.fetch_add(1, std::memory_order_relaxed);
+    sleeper_.ring();
   }
-  return true;
 }
 
 void Pacer::stop(Time drain_ns) {

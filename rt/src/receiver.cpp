@@ -1,6 +1,6 @@
 #include "ufq/rt/receiver.hpp"
 
-#include <linux/errqueue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -140,6 +140,7 @@ void UdpReceiver::drain() {
 
 void UdpReceiver::loop() {
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
+  if (cfg_.nice != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), cfg_.nice);
   set_timer_slack_ns(50'000);
   while (!stop_.load(std::memory_order_acquire)) {
     drain();

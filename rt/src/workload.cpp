@@ -79,6 +79,7 @@ void FlowGenerator::loop() {
   while (!stop_.load(std::memory_order_acquire)) {
     const Time now = mono_now();
     const Time horizon = now + cfg_.lead_ns;
+    Time earliest = kNever;  // of this burst: one doorbell for all of it
     for (;;) {
       Packet* p = pending;
       if (!p) {
@@ -100,15 +101,18 @@ void FlowGenerator::loop() {
         m.intended = t;
         ++k;
       }
-      if (!pacer_.submit(*p)) {
+      const Time due = p->tstamp;
+      if (!pacer_.submit(*p, /*notify=*/false)) {
         ring_full_.fetch_add(1, std::memory_order_relaxed);
         pending = p;
         break;
       }
       pending = nullptr;
+      earliest = std::min(earliest, due);
       generated_.fetch_add(1, std::memory_order_relaxed);
-      if (p->tstamp < now) late_.fetch_add(1, std::memory_order_relaxed);
+      if (due < now) late_.fetch_add(1, std::memory_order_relaxed);
     }
+    if (earliest != kNever) pacer_.notify(earliest);
     if (!pending && event_time(k) >= end_) break;  // all generated
     // Sleep to the next grid point (the producer's coarse tick).
     const Time next = (mono_now() / cfg_.tick_ns + 1) * cfg_.tick_ns;

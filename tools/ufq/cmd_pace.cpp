@@ -278,7 +278,7 @@ void add_pace_command(Commands& commands) {
   sub->add_flag("--json", a->json, "print a JSON array (one object per run) on stdout");
   sub->add_flag("-q,--quiet", a->quiet, "no interval lines or summaries");
   sub->add_flag("--pin", a->pin, "pin the pacer to the last CPU, producer and receiver to CPU 0");
-  sub->add_option("--nice", a->nice, "nice value of the pacer thread (-20..19; <0 needs root)")
+  sub->add_option("--nice", a->nice, "nice value of the pacer and receiver threads (-20..19; <0 needs root)")
       ->capture_default_str();
   sub->add_flag("--no-probe", a->no_probe, "skip the timer-latency measurement at start");
   sub->add_option("--seed", a->seed, "flow phases' random seed")->capture_default_str();

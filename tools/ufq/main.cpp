@@ -3,10 +3,17 @@
 // line `X(<name>) \` to the list below.
 #include "command.hpp"
 
+// `pace` needs the real-time runtime, which a build may leave out (UFQ_BUILD_RT=OFF).
+#if UFQ_HAVE_RT
+#define UFQ_RT_SUBCOMMANDS(X) X(pace)
+#else
+#define UFQ_RT_SUBCOMMANDS(X)
+#endif
+
 #define UFQ_SUBCOMMANDS(X) \
   X(show)                  \
-  X(pace)                  \
   X(sim)                   \
+  UFQ_RT_SUBCOMMANDS(X)    \
   /* one X(name) line per subcommand, above this comment */
 
 #define UFQ_DECLARE_COMMAND(name) void add_##name##_command(Commands&);

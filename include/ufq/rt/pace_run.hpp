@@ -50,7 +50,7 @@ struct PaceOptions {
   Time interval_ns = 2 * kNsecPerSec;
   int pacer_cpu = -1;                // pin the pacer thread (-1: no)
   int helper_cpu = -1;               // pin producer and receiver threads
-  int pacer_nice = 0;                // nice value of the pacer thread
+  int pacer_nice = 0;                // nice value of the pacer and receiver threads
   bool probe_timer = true;           // measure timer latency first
   std::uint32_t probe_samples = 200;
   Time drain_ns = 100 * kNsecPerMsec;       // after the last departure

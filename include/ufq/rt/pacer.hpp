@@ -95,13 +95,20 @@ class Pacer {
 
   void start();
   // Any thread. False when the ring is full (the packet stays the caller's).
-  bool submit(Packet& p);
+  // Wakes the pacer if it sleeps past the packet's departure time, unless
+  // `notify` is false: a producer handing over a burst then calls notify()
+  // once with the burst's earliest departure (one doorbell per burst instead
+  // of a doorbell/wake-up ping-pong per packet when packets arrive late).
+  bool submit(Packet& p, bool notify = true);
+  // Wake the pacer if it plans to sleep past `earliest_due` (0 = now).
+  void notify(Time earliest_due);
   // Stop the pacer thread. With drain_ns > 0 it first keeps running until
   // nothing is queued or drain_ns has passed. Then every packet still held is
   // reported as `unsent`. Idempotent; also called by the destructor.
   void stop(Time drain_ns = 0);
   bool running() const { return thread_.joinable(); }
 
+  // Any thread while running, but not concurrently with stop().
   PacerCounters counters() const;
   // Valid after stop().
   const PacerResult& result() const { return result_; }

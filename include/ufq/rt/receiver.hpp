@@ -21,9 +21,10 @@ namespace ufq::rt {
 struct ReceiverConfig {
   sockaddr_in bind{};              // address to bind (port 0: any)
   std::uint32_t flows = 1;
-  int rcvbuf = 32 << 20;           // SO_RCVBUFFORCE when allowed
+  int rcvbuf = 64 << 20;           // SO_RCVBUFFORCE when allowed
   Time poll_ns = 1 * kNsecPerMsec; // read every poll_ns
   int cpu = -1;
+  int nice = 0;                    // the receiver thread's nice value (0: unchanged)
 };
 
 struct FlowArrivals {

@@ -192,8 +192,11 @@ TEST(Pacer, UnstampedPacketWakesASleepingPacer) {
   const Time deadline = mono_now() + 5 * kNsecPerSec;
   while (pacer.counters().sent < 1 && mono_now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Sent long before the 10 s the pacer would otherwise sleep. Whether the
+  // producer had to ring depends on whether the pacer was asleep yet (not
+  // always within 30 ms on a loaded machine or under sanitizers), so the
+  // ring count is not asserted.
   EXPECT_EQ(pacer.counters().sent, 1U);
-  EXPECT_GE(pacer.counters().rings, 1U);
   pacer.stop();
   EXPECT_EQ(out.fates[static_cast<std::size_t>(PacketFate::unsent)], 1U);
 }

@@ -49,20 +49,6 @@ struct PaceArgs {
   std::string compat = "latest";
 };
 
-// A time; a bare number is in `bare_unit_ns` units.
-std::optional<Time> parse_time(const std::string& word, double bare_unit_ns) {
-  if (word.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(word.c_str(), &end);
-  if (end && *end == '\0') {
-    if (!(v >= 0) || v * bare_unit_ns > 1e18) return std::nullopt;
-    return static_cast<Time>(std::llround(v * bare_unit_ns));
-  }
-  const auto ns = tc::parse_time_value(word, tc::TimeUnit::ns);
-  if (!ns || !(*ns >= 0) || *ns > 1e18) return std::nullopt;
-  return static_cast<Time>(std::llround(*ns));
-}
-
 // 100000, 100k, 1.5M
 std::optional<double> parse_pps(const std::string& word) {
   if (word.empty()) return std::nullopt;
@@ -74,21 +60,6 @@ std::optional<double> parse_pps(const std::string& word) {
   else if (!suffix.empty()) return std::nullopt;
   if (!(v > 0) || v > 1e8) return std::nullopt;
   return v;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
 }
 
 struct RunPlan {
@@ -109,20 +80,20 @@ int pace(const PaceArgs& a, CLI::App& sub) {
   if (a.flows == 0 || a.flows > 1'000'000) return fail("--flows: must be 1..1000000");
   if (1e9 * a.flows / *rate > 1e11)
     return fail("--rate: each flow would send less than one packet per 100 s");
-  const auto duration = parse_time(a.duration, 1e9);
+  const auto duration = parse_time_arg(a.duration, 1e9);
   if (!duration || *duration == 0 || *duration > 86400 * kNsecPerSec)
     return fail("--duration: \"" + a.duration + "\" is not a time up to a day (e.g. 10, 10s, 500ms)");
   base.duration_ns = *duration;
-  const auto interval = parse_time(a.interval, 1e9);
+  const auto interval = parse_time_arg(a.interval, 1e9);
   if (!interval || *interval < 100 * kNsecPerMsec)
     return fail("--interval: \"" + a.interval + "\" is not a time of at least 100ms");
   base.interval_ns = *interval;
-  const auto spin = parse_time(a.spin, 1e3);
+  const auto spin = parse_time_arg(a.spin, 1e3);
   if (!spin || *spin > kNsecPerSec) return fail("--spin: \"" + a.spin + "\" is not a time up to 1s");
-  const auto tick = parse_time(a.tick, 1e3);
+  const auto tick = parse_time_arg(a.tick, 1e3);
   if (!tick || *tick < kNsecPerUsec || *tick > kNsecPerSec)
     return fail("--tick: \"" + a.tick + "\" is not a time in 1us..1s");
-  const auto lead = parse_time(a.lead, 1e3);
+  const auto lead = parse_time_arg(a.lead, 1e3);
   if (!lead || *lead > kNsecPerSec) return fail("--lead: \"" + a.lead + "\" is not a time up to 1s");
   base.workload.lead_ns = *lead;
   const auto timer = rt::parse_timer_kind(a.timer);
@@ -170,7 +141,7 @@ int pace(const PaceArgs& a, CLI::App& sub) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == a.compare.size())
       return fail("--compare: expected KEY=V1,V2,... (e.g. timer_slack=0,10us,50us)");
     const std::string key = a.compare.substr(0, eq);
-    for (const std::string& v : split(a.compare.substr(eq + 1), ',')) {
+    for (const std::string& v : split_list(a.compare.substr(eq + 1), ',')) {
       if (v.empty()) return fail("--compare: empty value in \"" + a.compare + "\"");
       RunPlan p{key + "=" + v, base};
       if (key == "timer") {

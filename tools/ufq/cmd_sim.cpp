@@ -36,37 +36,11 @@ struct SimArgs {
   bool json = false, tc_stats = false, quiet = false;
 };
 
-// A duration: a number with an optional unit (s, ms, us, ns); bare = seconds.
+// A duration: bare = seconds, or tc's time suffixes (s, ms, us, ns).
 bool parse_duration(const std::string& word, Time& out) {
-  char* end = nullptr;
-  const double v = std::strtod(word.c_str(), &end);
-  if (end == word.c_str() || !(v >= 0) || !std::isfinite(v)) return false;
-  const std::string unit(end);
-  double scale;
-  if (unit.empty() || unit == "s") scale = 1e9;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ns") scale = 1;
-  else return false;
-  const double ns = v * scale;
-  if (ns > 1e18) return false;
-  out = static_cast<Time>(std::llround(ns));
-  return true;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
+  const auto t = parse_time_arg(word, 1e9);
+  if (t) out = *t;
+  return t.has_value();
 }
 
 int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
@@ -139,7 +113,7 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == a.compare.size())
       return fail("--compare \"" + a.compare + "\": expected KEY=V1,V2,... (e.g. timer_slack=0,10us)");
     key = a.compare.substr(0, eq);
-    values = split(a.compare.substr(eq + 1), ',');
+    values = split_list(a.compare.substr(eq + 1), ',');
   }
   std::vector<std::string> labels;
   std::vector<sim::SimConfig> configs;

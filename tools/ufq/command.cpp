@@ -1,7 +1,11 @@
 #include "command.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+
+#include "ufq/tc/units.hpp"
 
 namespace ufq::cli {
 
@@ -36,5 +40,33 @@ int fail(const std::string& message) {
 }
 
 void note(const std::string& message) { std::cerr << "ufq: note: " << message << '\n'; }
+
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::optional<Time> parse_time_arg(const std::string& word, double bare_unit_ns) {
+  if (word.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(word.c_str(), &end);
+  if (end && *end == '\0') {
+    if (!(v >= 0) || v * bare_unit_ns > 1e18) return std::nullopt;
+    return static_cast<Time>(std::llround(v * bare_unit_ns));
+  }
+  const auto ns = tc::parse_time_value(word, tc::TimeUnit::ns);
+  if (!ns || !(*ns >= 0) || *ns > 1e18) return std::nullopt;
+  return static_cast<Time>(std::llround(*ns));
+}
 
 }  // namespace ufq::cli

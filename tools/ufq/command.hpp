@@ -4,11 +4,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "ufq/time.hpp"
 
 namespace ufq::cli {
 
@@ -36,6 +39,14 @@ class Commands {
   CLI::App& app_;
   std::vector<std::pair<CLI::App*, Action>> actions_;
 };
+
+// Splits "a,b,c" at `sep` (empty pieces kept, so callers can refuse them).
+std::vector<std::string> split_list(const std::string& s, char sep);
+
+// A time argument: a bare number counts in `bare_unit_ns` units (1e9: seconds);
+// otherwise tc's time suffixes (s, ms, us, ns, ...). Nothing negative, nothing
+// above 1e18 ns.
+std::optional<Time> parse_time_arg(const std::string& word, double bare_unit_ns);
 
 // Writes "ufq: <message>" to stderr and returns kExitError.
 int fail(const std::string& message);

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fq_rules.hpp"
 #include "packet_bits.hpp"
 
 #if defined(__SSE2__)
@@ -812,47 +813,20 @@ class FastFqScheduler::Impl {
   }
 
   void mark_departure(Packet* p, Time now, Time tnp) {
-    p->due = tnp;
-    if (static_cast<std::int64_t>(now - tnp - ce_threshold_ns_) > 0) {
-      if (p->ect) p->ce = true;
-      ++st_.ce_mark;
-    }
+    detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
-
-  void pace(Flow* f, const Packet* p, Time now) {
-    if (!cfg_.pacing) return;
-    Rate rate = cfg_.maxrate;
-    std::uint32_t plen = p->len;
-    if (p->tstamp == 0) {
-      if (p->owner && !detail::orphaned(*p))
-        rate = std::min({p->owner->pacing_rate, p->owner->max_pacing_rate, rate});
-      if (rate <= cfg_.low_rate_threshold) {
-        f->credit = 0;
-      } else {
-        plen = std::max(plen, cfg_.quantum);
-        if (f->credit > 0) return;
-      }
-    }
-    if (rate == kUnlimitedRate) return;
-    std::uint64_t len = static_cast<std::uint64_t>(plen) * kNsecPerSec;
-    if (rate) len /= rate;
-    if (len > kNsecPerSec) {
-      len = kNsecPerSec;
-      ++st_.pkts_too_long;
-    }
-    if (f->time_next_packet) len -= std::min(len / 2, now - f->time_next_packet);
-    f->time_next_packet = now + len;
-  }
+  void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
 
   // ---------------------------------------------------------------- control
   void apply(const FqConfig& cfg) {
     cfg_ = cfg;
-    latest_ = cfg.compat == Compat::latest;
-    tick_ns_ = kNsecPerSec / cfg.hz;
-    refill_delay_jiffies_ = (static_cast<std::uint64_t>(cfg.refill_delay_us) * cfg.hz + 999'999) / 1'000'000;
-    ce_threshold_ns_ = static_cast<Time>(cfg.ce_threshold_us) * kNsecPerUsec;
-    horizon_ns_ = static_cast<Time>(cfg.horizon_us) * kNsecPerUsec;
-    offload_ns_ = latest_ ? static_cast<Time>(cfg.offload_horizon_us) * kNsecPerUsec : 0;
+    const detail::Derived d = detail::Derived::of(cfg);
+    latest_ = d.latest;
+    tick_ns_ = d.tick_ns;
+    refill_delay_jiffies_ = d.refill_delay_jiffies;
+    ce_threshold_ns_ = d.ce_threshold_ns;
+    horizon_ns_ = d.horizon_ns;
+    offload_ns_ = d.offload_ns;
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
     jiffies_now_ = kNever;
   }

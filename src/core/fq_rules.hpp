@@ -1,0 +1,78 @@
+// The pure rules of fq that both scheduler implementations (FqScheduler, the
+// kernel-shaped reference, and FastFqScheduler) apply identically: the
+// configuration in the units the rules use, the CE mark at departure, and the
+// pacing gap. One copy, so the two cannot drift apart here.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "packet_bits.hpp"
+#include "ufq/config.hpp"
+#include "ufq/packet.hpp"
+#include "ufq/stats.hpp"
+
+namespace ufq::detail {
+
+// FqConfig in the units the rules compare with.
+struct Derived {
+  bool latest = true;
+  std::uint64_t tick_ns = 0;               // one jiffy
+  std::uint64_t refill_delay_jiffies = 0;  // usecs_to_jiffies rounds up
+  Time ce_threshold_ns = 0;
+  Time horizon_ns = 0;
+  Time offload_ns = 0;                     // 0 before 6.13
+
+  static Derived of(const FqConfig& cfg) {
+    Derived d;
+    d.latest = cfg.compat == Compat::latest;
+    d.tick_ns = kNsecPerSec / cfg.hz;
+    d.refill_delay_jiffies = (static_cast<std::uint64_t>(cfg.refill_delay_us) * cfg.hz + 999'999) / 1'000'000;
+    d.ce_threshold_ns = static_cast<Time>(cfg.ce_threshold_us) * kNsecPerUsec;
+    d.horizon_ns = static_cast<Time>(cfg.horizon_us) * kNsecPerUsec;
+    d.offload_ns = d.latest ? static_cast<Time>(cfg.offload_horizon_us) * kNsecPerUsec : 0;
+    return d;
+  }
+};
+
+// §4.6: remember when the packet was due (`tnp`); CE when it leaves more than
+// ce_threshold after that. The counter moves even when the packet cannot carry
+// the mark (not ECN-capable).
+inline void mark_departure(Packet& p, Time now, Time tnp, Time ce_threshold_ns, FqStats& st) {
+  p.due = tnp;
+  if (static_cast<std::int64_t>(now - tnp - ce_threshold_ns) > 0) {
+    if (p.ect) p.ce = true;
+    ++st.ce_mark;
+  }
+}
+
+// §4.9: the flow's next departure time from its rate, after `p` was sent and
+// charged. `FlowT` has `credit` (int32) and `time_next_packet` (Time).
+template <class FlowT>
+void pace(FlowT& f, const Packet& p, Time now, const FqConfig& cfg, FqStats& st) {
+  if (!cfg.pacing) return;
+  Rate rate = cfg.maxrate;
+  std::uint32_t plen = p.len;
+  if (p.tstamp == 0) {
+    // Only packets without a departure time take the owner's rate.
+    if (p.owner && !orphaned(p)) rate = std::min({p.owner->pacing_rate, p.owner->max_pacing_rate, rate});
+    if (rate <= cfg.low_rate_threshold) {
+      f.credit = 0;  // a gap after every packet
+    } else {
+      plen = std::max(plen, cfg.quantum);
+      if (f.credit > 0) return;  // may still burst up to its credit
+    }
+  }
+  if (rate == kUnlimitedRate) return;
+  std::uint64_t len = static_cast<std::uint64_t>(plen) * kNsecPerSec;
+  if (rate) len /= rate;
+  if (len > kNsecPerSec) {  // the 1 s cap
+    len = kNsecPerSec;
+    ++st.pkts_too_long;
+  }
+  // Late by `now - time_next_packet`: shorten the gap by that, at most by half.
+  if (f.time_next_packet) len -= std::min(len / 2, now - f.time_next_packet);
+  f.time_next_packet = now + len;
+}
+
+}  // namespace ufq::detail

@@ -560,7 +560,7 @@ class FastFqScheduler::Impl {
   }
 
   void age_append(Flow* f) {
-    const std::uint32_t i = idx(f);
+    const std::uint32_t i = listed_idx(f);
     f->next = kNil;
     f->prev = age_tail_;
     if (age_tail_ != kNil)
@@ -618,9 +618,13 @@ class FastFqScheduler::Impl {
     return which == FlowState::new_list ? b.new_flows : b.old_flows;
   }
 
+  // Only real flows are ever listed, throttled or detached (never the internal
+  // queue), so their index is a plain subtraction.
+  std::uint32_t listed_idx(const Flow* f) const { return static_cast<std::uint32_t>(f - flows_.data()); }
+
   void add_tail(Flow* f, FlowState which) {
     FlowList& l = list_of(f, which);
-    const std::uint32_t i = idx(f);
+    const std::uint32_t i = listed_idx(f);
     f->next = kNil;
     if (l.first != kNil)
       flows_[l.last].next = i;
@@ -639,7 +643,7 @@ class FastFqScheduler::Impl {
   void set_throttled(Flow* f) {
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
-    delayed_.push(Entry{f->time_next_packet, seq, idx(f)});
+    delayed_.push(Entry{f->time_next_packet, seq, listed_idx(f)});
     set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;
@@ -716,6 +720,10 @@ class FastFqScheduler::Impl {
           head = &pband->old_flows;
       }
       if (!head) {
+        if (retry == 0 && refill_idle_bands()) {
+          arm_watchdog();
+          return nullptr;
+        }
         bool found = false;
         while (++retry <= kBands) {
           if (++band_nr_ == kBands) band_nr_ = 0;
@@ -765,6 +773,25 @@ class FastFqScheduler::Impl {
       pace(f, p, now);
       return p;
     }
+  }
+
+  // Nothing listed in any band (only throttled or detached flows: the paced
+  // steady state). The band loop in dequeue_latest would then refill every band
+  // once, starting after the current one, and come back to it; when each of
+  // those refills leaves credit > 0 that is its whole effect, done here without
+  // the loop. Returns false (nothing changed) otherwise.
+  bool refill_idle_bands() {
+    std::array<std::int32_t, kBands> refilled;
+    bool positive = true;
+    for (std::size_t i = 0; i < kBands; ++i) {
+      const Band& b = bands_[i];
+      if (b.new_flows.first != kNil || b.old_flows.first != kNil) return false;
+      refilled[i] = std::min(wrap_add(b.credit, static_cast<std::uint32_t>(b.quantum)), b.quantum);
+      positive &= refilled[i] > 0;
+    }
+    if (!positive) return false;
+    for (std::size_t i = 0; i < kBands; ++i) bands_[i].credit = refilled[i];
+    return true;
   }
 
   Packet* dequeue_5_7(Time now) {
@@ -828,7 +855,7 @@ class FastFqScheduler::Impl {
     horizon_ns_ = d.horizon_ns;
     offload_ns_ = d.offload_ns;
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
-    jiffies_now_ = kNever;
+    jiffy_start_ = jiffies_ = 0;
   }
 
   std::size_t change(const FqConfig& cfg, Time now, const PacketSink& trimmed) {
@@ -926,10 +953,12 @@ class FastFqScheduler::Impl {
     return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes();
   }
 
+  // now / tick_ns_, with the division only when `now` leaves the cached tick
+  // (a 64-bit division costs more than the rest of a paced enqueue).
   std::uint64_t jiffies(Time now) {
-    if (now != jiffies_now_) {
-      jiffies_now_ = now;
+    if (now - jiffy_start_ >= tick_ns_) {  // unsigned: a time before the tick also recomputes
       jiffies_ = now / tick_ns_;
+      jiffy_start_ = jiffies_ * tick_ns_;
     }
     return jiffies_;
   }
@@ -939,7 +968,7 @@ class FastFqScheduler::Impl {
   std::uint64_t tick_ns_ = 0;
   std::uint64_t refill_delay_jiffies_ = 0;
   Time ce_threshold_ns_ = 0, horizon_ns_ = 0, offload_ns_ = 0;
-  Time jiffies_now_ = kNever;
+  Time jiffy_start_ = 0;  // jiffies_ * tick_ns_
   std::uint64_t jiffies_ = 0;
 
   std::vector<Flow> flows_;

@@ -6,7 +6,11 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <algorithm>
+#include <array>
 #include <bit>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "heap_pacer.hpp"
@@ -40,25 +44,45 @@ S make(const ufq::FqConfig& cfg) {
 // Every flow paced by EDT: flow i's packets leave every `flows` microseconds,
 // so every flow is throttled between its packets, as in the seed's workload.
 // Warmed up to steady state (every flow created and holding a packet) first.
-template <class S>
-void BM_Paced(benchmark::State& state) {
+// kShuffled = false: flows take turns in a fixed order (round robin), so flow
+// state created in that order is also visited in memory order. kShuffled =
+// true: every round visits the flows in a new random order (two permutations
+// alternate), so each packet's flow, owner and flow-record accesses are random
+// in memory: the harder, more realistic case at 100k and 1M flows.
+template <class S, bool kShuffled>
+void BM_PacedOrder(benchmark::State& state) {
   const auto flows = static_cast<std::size_t>(state.range(0));
   const auto cfg = config_for(flows, static_cast<std::uint32_t>(state.range(1)));
   S fq = make<S>(cfg);
   std::vector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
-  std::vector<ufq::Packet> ring(flows * 2 + 16);
+  std::array<std::vector<std::uint32_t>, 2> order;
+  if constexpr (kShuffled) {
+    std::mt19937_64 rng(42);
+    for (auto& o : order) {
+      o.resize(flows);
+      std::iota(o.begin(), o.end(), 0U);
+      std::shuffle(o.begin(), o.end(), rng);
+    }
+  }
+  std::vector<ufq::Packet> ring((kShuffled ? 3 : 2) * flows + 16);  // shuffled: a flow may hold 2
   std::size_t next = 0;
-  std::size_t f = 0;
+  std::size_t f = 0, round = 0;
   ufq::Time now = 1'000'000'000;
-  const ufq::Time gap = flows * 1000;  // ns between packets of one flow
+  const ufq::Time gap = flows * 1000;  // ns between packets of one flow (on average when shuffled)
   auto one = [&] {
     ufq::Packet& p = ring[next];
     next = next + 1 == ring.size() ? 0 : next + 1;
     p = ufq::Packet{};
     p.len = 1514;
-    p.owner = &owners[f];
-    f = f + 1 == flows ? 0 : f + 1;
+    if constexpr (kShuffled)
+      p.owner = &owners[order[round & 1][f]];
+    else
+      p.owner = &owners[f];
+    if (++f == flows) {
+      f = 0;
+      ++round;
+    }
     p.tstamp = now + gap;
     benchmark::DoNotOptimize(fq.enqueue(p, now));
     now += 1000;
@@ -67,6 +91,15 @@ void BM_Paced(benchmark::State& state) {
   for (std::size_t i = 0; i < 2 * flows + 1000; ++i) one();
   for (auto _ : state) one();
   state.SetItemsProcessed(state.iterations());
+}
+
+template <class S>
+void BM_Paced(benchmark::State& state) {
+  BM_PacedOrder<S, false>(state);
+}
+template <class S>
+void BM_PacedShuffled(benchmark::State& state) {
+  BM_PacedOrder<S, true>(state);
 }
 
 // Every flow backlogged with one packet, no pacing: DRR alone.
@@ -208,6 +241,7 @@ void BM_Memory(benchmark::State& state) {
   BENCHMARK_TEMPLATE(name, HeapPacer) __VA_ARGS__
 
 UFQ_BENCH3(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
+UFQ_BENCH3(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, FqScheduler)->Arg(1000)->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_Lookup, FastFqScheduler)->Arg(1000)->Arg(1000000);

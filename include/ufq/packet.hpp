@@ -30,6 +30,15 @@ struct FlowOwner {
   Rate pacing_rate = kUnlimitedRate;
   // SO_MAX_PACING_RATE.
   Rate max_pacing_rate = kUnlimitedRate;
+
+  // --- private to the scheduler; do not touch ---
+  // Where FastFqScheduler last found this owner's flow (as a socket remembers
+  // its flow), so a lookup is one flow-record read instead of a table probe.
+  // Only a hint: it is checked against the flow's key before use, so a stale
+  // one, or one left by another scheduler instance, just means a table lookup. Written
+  // on enqueue: an owner's packets go to schedulers that run in one thread at a
+  // time (as a socket's packets pass one qdisc lock).
+  std::uint32_t flow_hint_ = 0xFFFFFFFFU;
 };
 
 // One packet. The caller owns the memory for its whole life; the scheduler

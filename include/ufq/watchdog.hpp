@@ -19,7 +19,18 @@ class Watchdog {
   // already lies in that window (then it is kept, so the effective slack can
   // reach 2 x delta). A kept timer may also be moved later by a later request
   // whose window does not contain it. Returns true when it (re)armed.
-  bool schedule_range(Time expires, Time delta);
+  bool schedule_range(Time expires, Time delta) {
+    if (deactivated_) return false;
+    ++requests_;
+    // Unsigned on purpose: a queued soft expiry before `expires` wraps to a huge
+    // distance and so counts as outside the window.
+    if (queued_ && soft_ - expires <= delta) return false;
+    soft_ = expires;
+    hard_ = expires + delta < expires ? kNever : expires + delta;
+    queued_ = true;
+    ++arms_;
+    return true;
+  }
 
   // The timer fired: it is no longer queued. (The kernel's callback only
   // schedules the qdisc; the dequeue that follows is the caller's.)

@@ -235,6 +235,10 @@ class ThrottledSet {
   bool empty() const { return lane_size_ == 0 && heap_.empty(); }
   // The smaller of the two fronts; `from_lane` says which.
   const Entry* top(bool& from_lane) const {
+    if (heap_.empty()) {  // the common case: every due time arrived in order
+      from_lane = true;
+      return lane_size_ ? &lane_[lane_head_] : nullptr;
+    }
     const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
     const Entry* h = heap_.empty() ? nullptr : &heap_[0];
     if (l && (!h || before(*l, *h))) {
@@ -253,6 +257,10 @@ class ThrottledSet {
       heap_.pop_back();
       if (!heap_.empty()) sift_down(0);
     }
+  }
+  // The lane entry `k` places behind the front, if there is one.
+  const Entry* lane_ahead(std::size_t k) const {
+    return k < lane_size_ ? &lane_[(lane_head_ + k) & (lane_.size() - 1)] : nullptr;
   }
   void clear() {
     lane_head_ = lane_size_ = 0;
@@ -457,7 +465,7 @@ class FastFqScheduler::Impl {
       detail::set_orphaned(pkt, false);
       return &internal_;
     }
-    const FlowOwner* owner = pkt.owner;
+    FlowOwner* owner = pkt.owner;
     bool socket_keyed = false;
     std::uint64_t key;
     bool orphan = false;
@@ -487,8 +495,14 @@ class FastFqScheduler::Impl {
         gc(key, now, kGcMax57);
     }
 
-    const std::uint32_t found = table_.find(key, [this](std::uint32_t i) { return key_of(i); });
+    std::uint32_t found = kNil;
+    if (socket_keyed) {
+      const std::uint32_t h = owner->flow_hint_;
+      if (h < flows_.size() && flows_[h].key == key && flows_[h].state != kFree) found = h;
+    }
+    if (found == kNil) found = table_.find(key, [this](std::uint32_t i) { return key_of(i); });
     if (found != kNil) {
+      if (socket_keyed) owner->flow_hint_ = found;
       Flow* f = &flows_[found];
       if (socket_keyed && f->socket_hash != owner->hash_generation) {
         f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
@@ -514,6 +528,7 @@ class FastFqScheduler::Impl {
     f->has_ooo = false;
     detach(f, now);
     table_.insert(key, i, [this](std::uint32_t j) { return key_of(j); });
+    if (socket_keyed) owner->flow_hint_ = i;
     ++flows_n_;
     ++inactive_flows_;
     return f;
@@ -688,6 +703,20 @@ class FastFqScheduler::Impl {
       delayed_.pop(from_lane);
       --throttled_flows_;
       add_tail(f, FlowState::old_list);
+      prefetch_due_soon();
+    }
+  }
+
+  // Flows leave the throttled set in lane order and their head packets are
+  // sent (or appended to) next: with many flows those are cache misses, so
+  // fetch the flow record a few releases ahead and, once it has arrived, the
+  // packet it points at. A stale entry only costs a useless prefetch.
+  void prefetch_due_soon() {
+    static constexpr std::size_t kFlowAhead = 8, kPacketAhead = 4;
+    if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx]);
+    if (const Entry* b = delayed_.lane_ahead(kPacketAhead)) {
+      const Flow& f = flows_[b->idx];
+      if (f.state == static_cast<std::uint8_t>(FlowState::throttled)) __builtin_prefetch(f.tail);
     }
   }
 

@@ -20,8 +20,11 @@ struct FlowOwner {
     time_wait,    // TIME_WAIT (RST/ACK): hashed and orphaned since 6.13; own flow in 5.7
   };
 
-  // Unique among live owners. Reusing an id for a new owner must come with a
-  // new `hash_generation` (the kernel's sk_hash), which resets the flow.
+  // Unique among live owners, below 2^63 (the scheduler keeps one bit of its
+  // flow key to tell owners from packet hashes, as the kernel tags the low bit
+  // of a socket pointer: ids that differ only in bit 63 share a flow). Reusing
+  // an id for a new owner must come with a new `hash_generation` (the kernel's
+  // sk_hash), which resets the flow.
   std::uint64_t id = 0;
   std::uint32_t hash_generation = 0;
   Kind kind = Kind::connected;

@@ -95,13 +95,21 @@ class FlowTable {
     std::random_device rd;
     k0_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
     k1_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ 0x9E3779B97F4A7C15ULL;
+    k2_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    k3_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
     alloc(8);
   }
 
-  // A keyed 64x64->128 multiply-fold (wyhash's mum): the key is secret per instance.
+  // Keyed 64-bit mixing as wyhash does it for one word: a 64x64->128 multiply
+  // by a secret, then the two halves multiplied together. One round alone is
+  // linear enough that keys differing only in high bits (ids << s) spread
+  // badly into the low index bits for some secrets (bench/adversarial_keys.hpp
+  // families, probe-length model in docs/reliability.md); the second,
+  // half-by-half round removes that structure.
   std::uint64_t hash(std::uint64_t key) const {
     const u128 m = static_cast<u128>(key ^ k0_) * (k1_ | 1);
-    return static_cast<std::uint64_t>(m) ^ static_cast<std::uint64_t>(m >> 64);
+    const u128 m2 = static_cast<u128>(static_cast<std::uint64_t>(m) ^ k2_) * (static_cast<std::uint64_t>(m >> 64) ^ k3_);
+    return static_cast<std::uint64_t>(m2) ^ static_cast<std::uint64_t>(m2 >> 64);
   }
   static std::uint8_t tag_of(std::uint64_t h) { return static_cast<std::uint8_t>((h >> 56) | 0x80); }
 
@@ -208,7 +216,7 @@ class FlowTable {
   std::vector<Group> groups_;
   std::size_t mask_ = 0;
   std::size_t count_ = 0;
-  std::uint64_t k0_ = 0, k1_ = 0;
+  std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;
 };
 
 // ------------------------------------------------------------ throttled set

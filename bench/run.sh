@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmark suite, writes bench/results/:
 #   bench_scheduler.json, bench_sim.json  Google Benchmark output (medians of repetitions)
+#   bench_adversarial.json                adversarial flow keys (repetitions interleaved)
 #   results.md                            the table, with the machine noted
 #   summary.json                          headline figures (ns_per_packet, speedup_vs_reference,
-#                                         bytes_per_flow, bytes_per_packet, sim_packets_per_s)
+#                                         bytes_per_flow, bytes_per_packet, sim_packets_per_s,
+#                                         adversarial_vs_random, adversarial)
 #   scaling.dat                           ns/packet against flows (docs/img/bench/scaling.png)
 # Usage: bench/run.sh [REPETITIONS] [MIN_TIME_S]   (defaults 5 and 0.2)
-# Environment: BUILD_DIR (default build/perf-bench), JOBS (default 1), FILTER (benchmark regex).
+# Environment: BUILD_DIR (default build/perf-bench), JOBS (default 1), FILTER (benchmark regex),
+#   SUITES (default "scheduler sim adversarial": the ones to run; the others' JSON in
+#   bench/results/ is summarized as it is), ADV_FILTER (regex for bench_adversarial).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
@@ -14,18 +18,31 @@ min_time=${2:-0.2}
 build=${BUILD_DIR:-build/perf-bench}
 jobs=${JOBS:-1}
 out=bench/results
+suites=" ${SUITES:-scheduler sim adversarial} "
 mkdir -p "$out"
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUFQ_WERROR=ON -DUFQ_BUILD_BENCH=ON \
   >/dev/null
-cmake --build "$build" -j "$jobs" --target bench_scheduler bench_sim
+cmake --build "$build" -j "$jobs" --target bench_scheduler bench_sim bench_adversarial
 
 common=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
         --benchmark_min_time="$min_time" --benchmark_out_format=json)
-"$build/bench/bench_scheduler" "${common[@]}" --benchmark_out="$out/bench_scheduler.json" \
-  ${FILTER:+--benchmark_filter="$FILTER"}
-"$build/bench/bench_sim" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
-  --benchmark_out_format=json --benchmark_out="$out/bench_sim.json"
+if [[ $suites == *" scheduler "* ]]; then
+  "$build/bench/bench_scheduler" "${common[@]}" --benchmark_out="$out/bench_scheduler.json" \
+    ${FILTER:+--benchmark_filter="$FILTER"}
+fi
+if [[ $suites == *" sim "* ]]; then
+  "$build/bench/bench_sim" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
+    --benchmark_out_format=json --benchmark_out="$out/bench_sim.json"
+fi
+# Fixed iterations per benchmark (one packet per flow at least); repetitions
+# interleaved in random order so that random and adversarial keys share the
+# machine's load alike, and their medians are compared.
+if [[ $suites == *" adversarial "* ]]; then
+  "$build/bench/bench_adversarial" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
+    --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
+    --benchmark_out="$out/bench_adversarial.json" ${ADV_FILTER:+--benchmark_filter="$ADV_FILTER"}
+fi
 
 python3 bench/summarize.py "$out" "$reps"
 if command -v gnuplot >/dev/null; then

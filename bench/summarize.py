@@ -48,6 +48,8 @@ flows_list = [1, 1000, 100000, 1000000]
 for slack in (0, 10000):
     for f in flows_list:
         row(f"paced, {f:,} flows, slack {slack // 1000} us", "BM_Paced", f"{f}/{slack}")
+for f in (1000, 100000, 1000000):
+    row(f"paced, shuffled order, {f:,} flows, slack 10 us", "BM_PacedShuffled", f"{f}/10000")
 for f in flows_list:
     row(f"unpaced, {f:,} flows", "BM_Unpaced", f"{f}")
 for f in (1000, 1000000):
@@ -97,6 +99,10 @@ summary = {
         "paced": {str(f): paced("FastFqScheduler", f) for f in flows_list},
         "paced_slack0": {str(f): ns(f"BM_Paced<FastFqScheduler>/{f}/0") for f in flows_list},
         "unpaced": {str(f): ns(f"BM_Unpaced<FastFqScheduler>/{f}") for f in flows_list},
+        "paced_shuffled": {str(f): ns(f"BM_PacedShuffled<FastFqScheduler>/{f}/10000") for f in (1000, 100000, 1000000)},
+        "reference_paced_shuffled": {str(f): ns(f"BM_PacedShuffled<FqScheduler>/{f}/10000")
+                                     for f in (1000, 100000, 1000000)},
+        "heap_paced_shuffled": {str(f): ns(f"BM_PacedShuffled<HeapPacer>/{f}/10000") for f in (1000, 100000, 1000000)},
         "reference_paced": {str(f): paced("FqScheduler", f) for f in flows_list},
         "heap_paced": {str(f): paced("HeapPacer", f) for f in flows_list},
     },
@@ -110,10 +116,93 @@ summary = {
     "sim_packets_per_s": max((v for v in simrate.values() if v), default=None),
     "sim_packets_per_s_by_benchmark": simrate,
 }
+
+# Adversarial flow keys (bench_adversarial.json, when present): per family and
+# workload, ns/packet of both schedulers and their ratio to the random keys of
+# the same classification (owner ids: "random"; packet hashes: "hash_random").
+adv_path = os.path.join(out, "bench_adversarial.json")
+if os.path.exists(adv_path):
+    adv = json.load(open(adv_path))
+    ma = medians(adv)
+    adv_impls = [("FastFqScheduler", "fast"), ("FqScheduler", "reference")]
+    sizes = [(100000, "100k"), (1000000, "1M")]
+    pat = re.compile(r"BM_Adversarial<(\w+)>/(\w+)/(\w+)/(\d+)")
+    fams, labels = [], {}
+    for name, b in ma.items():
+        m = pat.match(name)
+        if m and m.group(3) not in fams:
+            fams.append(m.group(3))
+            labels[m.group(3)] = b.get("label")
+    order = ["random", "sequential", "low16", "low20", "low32", "pow2", "high", "ref_bucket",
+             "hash_random", "hash_sequential", "hash_low12"]
+    fams.sort(key=lambda f: (order.index(f) if f in order else len(order), f))
+    adv_reps = next((b.get("repetitions") for b in ma.values()), reps)
+
+    def adv_ns(impl, workload, fam, flows):
+        b = ma.get(f"BM_Adversarial<{impl}>/{workload}/{fam}/{flows}/iterations:{max(flows, 1000000)}")
+        if not b or not b.get("items_per_second"):
+            return None
+        return 1e9 / b["items_per_second"]
+
+    def baseline(fam):
+        return "hash_random" if fam.startswith("hash_") else "random"
+
+    detail, worst = {}, {}
+    for workload in ("paced", "unpaced"):
+        detail[workload] = {}
+        for fam in fams:
+            detail[workload][fam] = {}
+            for flows, label in sizes:
+                cell = {}
+                for impl, short in adv_impls:
+                    v, base = adv_ns(impl, workload, fam, flows), adv_ns(impl, workload, baseline(fam), flows)
+                    cell[short] = v
+                    cell[f"{short}_ratio"] = v / base if v and base else None
+                detail[workload][fam][label] = cell
+                r = cell["fast_ratio"]
+                if fam != baseline(fam) and r is not None and (label not in worst or r > worst[label][0]):
+                    worst[label] = (r, fam, workload)
+    actx = adv["context"]
+    summary["adversarial_vs_random"] = {label: worst[label][0] for _, label in sizes if label in worst}
+    summary["adversarial_vs_random"]["worst_family"] = {
+        label: f"{worst[label][1]} ({worst[label][2]})" for _, label in sizes if label in worst}
+    summary["adversarial"] = {
+        "what": "FastFqScheduler ns/packet with chosen flow keys / with random keys, medians of "
+                "interleaved repetitions in one run; worst over families and the paced and unpaced workloads",
+        "repetitions": adv_reps,
+        "load_avg": actx.get("load_avg"),
+        "date": actx.get("date"),
+        "families": labels,
+        **detail,
+    }
+    alines = ["", "## Adversarial flow keys", "",
+              f"Medians of {adv_reps} interleaved repetitions (bench_adversarial), ns per packet; ratio = "
+              "against random keys of the same kind (owner ids: `random`, packet hashes: `hash_random`) "
+              f"in the same run. Load average {actx.get('load_avg')}.", "",
+              "| workload | keys | flows | fast | fast / random | reference | reference / random |",
+              "|---|---|---|---|---|---|---|"]
+    for workload in ("paced", "unpaced"):
+        for fam in fams:
+            for _, label in sizes:
+                c = detail[workload][fam][label]
+                fr = "—" if c["fast_ratio"] is None else f"{c['fast_ratio']:.2f}x"
+                rr = "—" if c["reference_ratio"] is None else f"{c['reference_ratio']:.2f}x"
+                alines.append(f"| {workload} | {fam} | {label} | {fmt(c['fast'])} | {fr} | "
+                              f"{fmt(c['reference'])} | {rr} |")
+    alines += ["", "Worst fast / random: " + ", ".join(
+        f"{label} {worst[label][0]:.2f}x ({worst[label][1]}, {worst[label][2]})" for _, label in sizes if label in worst)
+        + "."]
+    with open(os.path.join(out, "results.md"), "a") as md:
+        md.write("\n".join(alines) + "\n")
+
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
 with open(os.path.join(out, "scaling.dat"), "w") as d:
-    d.write("# flows reference fast heap (paced, slack 10us, ns/packet)\n")
+    d.write("# flows reference fast heap (paced, slack 10us, ns/packet), then the same in shuffled order\n")
+    def shuffled(impl, f):
+        v = ns(f"BM_PacedShuffled<{impl}>/{f}/10000")
+        return "NaN" if v is None else v
     for f in flows_list:
-        d.write(f"{f} {paced('FqScheduler', f)} {paced('FastFqScheduler', f)} {paced('HeapPacer', f)}\n")
+        d.write(f"{f} {paced('FqScheduler', f)} {paced('FastFqScheduler', f)} {paced('HeapPacer', f)} "
+                f"{shuffled('FqScheduler', f)} {shuffled('FastFqScheduler', f)} {shuffled('HeapPacer', f)}\n")
 print(open(os.path.join(out, "results.md")).read())
 print(json.dumps(summary["speedup_vs_reference"]), summary["ns_per_packet"]["1k"], summary["ns_per_packet"]["1M"])

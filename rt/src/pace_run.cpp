@@ -157,6 +157,7 @@ PaceReport run_pace(const PaceOptions& opt) {
   pc.sleeper = opt.sleeper;
   pc.cpu = opt.pacer_cpu;
   pc.nice = opt.pacer_nice;
+  pc.ring_capacity = opt.ring_capacity;
   Pacer pacer(pc, *egress, done);
   rep.timer = to_string(pacer.timer());
 
@@ -175,8 +176,9 @@ PaceReport run_pace(const PaceOptions& opt) {
     struct S {
       ProcSample proc;
       PacerCounters pacer;
+      WorkloadCounters producer;
     };
-    S s{read_proc_sample().value_or(ProcSample{}), pacer.counters()};
+    S s{read_proc_sample().value_or(ProcSample{}), pacer.counters(), gen.counters()};
     return s;
   };
   sleep_until(t_start);
@@ -203,6 +205,8 @@ PaceReport run_pace(const PaceOptions& opt) {
       ir.packets_per_wakeup = dw > 0 ? ds / dw : 0.0;
       ir.pacer_cpu_pct =
           100.0 * static_cast<double>(cur.pacer.thread_cpu_ns - prev.pacer.thread_cpu_ns) / 1e9 / secs;
+      ir.ring_full = cur.producer.ring_full - prev.producer.ring_full;
+      ir.pool_empty = cur.producer.pool_empty - prev.producer.pool_empty;
       rep.intervals.push_back(ir);
       if (opt.on_interval) opt.on_interval(ir);
       prev = cur;
@@ -259,6 +263,11 @@ PaceReport run_pace(const PaceOptions& opt) {
   rep.late_handover = wcnt.late_handover;
   rep.packets_sent = pr.fates[static_cast<std::size_t>(PacketFate::sent)];
   rep.unsent_at_exit = pr.fates[static_cast<std::size_t>(PacketFate::unsent)];
+  // The producer's count against the pacer's fates: a packet lost between
+  // the two would unbalance it.
+  rep.accounting = pr.accounting;
+  rep.accounting.produced = wcnt.generated + wcnt.held_at_exit;
+  rep.accounting.unsent_producer = wcnt.held_at_exit;
   rep.lateness = lateness;
 
   // Per-flow rates: from arrivals when there is a receiver, else departures.

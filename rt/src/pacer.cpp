@@ -31,7 +31,7 @@ Pacer::Pacer(PacerConfig cfg, Egress& egress, PacketDone done)
       runner_(fq_, device_, cfg_.runner),
       sleeper_(cfg_.sleeper),
       ring_(cfg_.ring_capacity) {
-  egress_.set_tx_done([this](Packet& p, TxResult r, Time when, int) {
+  egress_.set_tx_done([this](Packet& p, TxResult r, Time when, int error) {
     if (r == TxResult::sent) {
       bump(sent_);
       ++fates_[static_cast<std::size_t>(PacketFate::sent)];
@@ -39,6 +39,7 @@ Pacer::Pacer(PacerConfig cfg, Egress& egress, PacketDone done)
     } else {
       bump(failed_);
       ++fates_[static_cast<std::size_t>(PacketFate::failed)];
+      failed_errno_.add(error);
       if (done_) done_(p, PacketFate::failed, when);
     }
   });
@@ -52,7 +53,10 @@ void Pacer::start() {
 }
 
 bool Pacer::submit(Packet& p, bool notify_pacer) {
-  if (!ring_.try_push(&p)) return false;
+  if (!ring_.try_push(&p)) {
+    ring_full_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   submitted_.fetch_add(1, std::memory_order_relaxed);
   if (notify_pacer) notify(p.tstamp);  // no timestamp (0): due now
   return true;
@@ -86,6 +90,7 @@ PacerCounters Pacer::counters() const {
   c.doorbell_wakeups = doorbell_wakeups_.load(std::memory_order_relaxed);
   c.runs = runs_.load(std::memory_order_relaxed);
   c.submitted = submitted_.load(std::memory_order_relaxed);
+  c.ring_full = ring_full_.load(std::memory_order_relaxed);
   c.sent = sent_.load(std::memory_order_relaxed);
   c.dropped = dropped_.load(std::memory_order_relaxed);
   c.failed = failed_.load(std::memory_order_relaxed);
@@ -228,13 +233,23 @@ void Pacer::finish() {
   Packet* p = nullptr;
   while (ring_.try_pop(p)) unsent(*p, result_.unsent_ring);
   egress_.abandon([&](Packet& q) { unsent(q, result_.unsent_egress); });
+  // Dequeued and refused by the egress, waiting to go first: the egress's.
+  runner_.release_held([&](Packet& q) { unsent(q, result_.unsent_egress); });
   fq_.reset([&](Packet& q) { unsent(q, result_.unsent_scheduler); });
-  // The runner's requeued packets cannot be reached; the egress never
-  // refuses a packet it has room for, so there are none (counted if ever).
-  result_.unsent_egress += runner_.held();
   result_.egress = egress_.stats();
   result_.fates = fates_;
-  result_.fates[static_cast<std::size_t>(PacketFate::unsent)] += runner_.held();
+
+  PacketAccounting& a = result_.accounting;
+  auto fate = [&](PacketFate f) { return fates_[static_cast<std::size_t>(f)]; };
+  a.produced = result_.counters.submitted;
+  a.sent = fate(PacketFate::sent);
+  a.drop_limit = fate(PacketFate::drop_limit);
+  a.drop_flow_limit = fate(PacketFate::drop_flow_limit);
+  a.drop_horizon = fate(PacketFate::drop_horizon);
+  a.failed = failed_errno_;
+  a.unsent_ring = result_.unsent_ring;
+  a.unsent_scheduler = result_.unsent_scheduler;
+  a.unsent_egress = result_.unsent_egress;
 }
 
 }  // namespace ufq::rt

@@ -76,17 +76,12 @@ std::string format_summary(const PaceReport& r) {
            r.system.system_pct, r.system.idle_pct);
   o << fmt("   CPU:     pacer thread %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
            r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
-  auto fate = [&](PacketFate f) {
-    return static_cast<unsigned long long>(r.fates[static_cast<std::size_t>(f)]);
-  };
-  o << fmt("   packets: generated %llu, sent %llu, received %llu, lost %llu; dropped by fq %llu (limit %llu, flow_limit %llu, horizon %llu), send errors %llu, unsent at exit %llu\n",
+  o << fmt("   packets: generated %llu, sent %llu, received %llu, lost %llu\n",
            static_cast<unsigned long long>(r.packets_generated),
            static_cast<unsigned long long>(r.packets_sent),
            static_cast<unsigned long long>(r.packets_received),
-           static_cast<unsigned long long>(r.packets_lost),
-           fate(PacketFate::drop_limit) + fate(PacketFate::drop_flow_limit) + fate(PacketFate::drop_horizon),
-           fate(PacketFate::drop_limit), fate(PacketFate::drop_flow_limit), fate(PacketFate::drop_horizon),
-           fate(PacketFate::failed), fate(PacketFate::unsent));
+           static_cast<unsigned long long>(r.packets_lost));
+  o << "   accounting: " << r.accounting.format() << "\n";
   o << "   lateness (send returned - intended departure): p50 " << time_ns(r.lateness.quantile(0.5))
     << ", p99 " << time_ns(r.lateness.quantile(0.99)) << ", max " << time_ns(r.lateness.max()) << "\n";
   if (r.transit.count())
@@ -100,16 +95,16 @@ std::string format_summary(const PaceReport& r) {
       << time_ns(r.period_ns) << ")";
   o << "\n";
   const EgressStats& e = r.pacer.egress;
-  o << fmt("   egress:  %llu send calls (%.2f packets/call), %llu GSO messages (%llu packets), %llu refused sends (EAGAIN %llu, ENOBUFS %llu) retried\n",
+  o << fmt("   egress:  %llu send calls (%.2f packets/call), %llu GSO messages (%llu packets), %llu refused sends (EAGAIN %llu, ENOBUFS %llu) retried, EINTR %llu and ECONNREFUSED %llu sent again\n",
            static_cast<unsigned long long>(e.send_calls),
            e.send_calls ? static_cast<double>(e.packets) / static_cast<double>(e.send_calls) : 0.0,
            static_cast<unsigned long long>(e.gso_messages), static_cast<unsigned long long>(e.gso_packets),
            static_cast<unsigned long long>(e.blocked), static_cast<unsigned long long>(e.eagain),
-           static_cast<unsigned long long>(e.enobufs));
-  if (r.pool_empty || r.ring_full || r.late_handover)
-    o << fmt("   producer: pool empty %llu, ring full %llu, handed over late %llu\n",
-             static_cast<unsigned long long>(r.pool_empty), static_cast<unsigned long long>(r.ring_full),
-             static_cast<unsigned long long>(r.late_handover));
+           static_cast<unsigned long long>(e.enobufs), static_cast<unsigned long long>(e.eintr),
+           static_cast<unsigned long long>(e.econnrefused_retries));
+  o << fmt("   producer: waited on a full ring %llu times, an empty pool %llu times; handed over late %llu\n",
+           static_cast<unsigned long long>(r.ring_full), static_cast<unsigned long long>(r.pool_empty),
+           static_cast<unsigned long long>(r.late_handover));
   if (r.timer_latency) o << "   " << format_timer_latency(*r.timer_latency);
   o << tc::format_qdisc(r.fq, r.fq_stats);
   return o.str();
@@ -165,6 +160,22 @@ std::string format_json(const PaceReport& r) {
   j["packets_dropped"] = drops;
   j["packets_failed"] = r.fates[static_cast<std::size_t>(PacketFate::failed)];
   j["packets_unsent_at_exit"] = r.unsent_at_exit;
+  const PacketAccounting& a = r.accounting;
+  nlohmann::ordered_json by_errno = nlohmann::ordered_json::object();
+  a.failed.for_each([&](const std::string& name, std::uint64_t n) { by_errno[name] = n; });
+  j["accounting"] = {
+      {"produced", a.produced},
+      {"sent", a.sent},
+      {"dropped",
+       {{"limit", a.drop_limit}, {"flow_limit", a.drop_flow_limit}, {"horizon", a.drop_horizon},
+        {"total", a.dropped()}}},
+      {"failed", {{"by_errno", by_errno}, {"total", a.failed.total()}}},
+      {"unsent",
+       {{"producer", a.unsent_producer}, {"ring", a.unsent_ring}, {"scheduler", a.unsent_scheduler},
+        {"egress", a.unsent_egress}, {"total", a.unsent()}}},
+      {"balanced", a.balanced()}};
+  j["producer"] = {{"ring_full", r.ring_full}, {"pool_empty", r.pool_empty},
+                   {"late_handover", r.late_handover}};
   j["flows_measured"] = r.flows_measured;
   j["flow_rate_error_max"] = r.flow_rate_error_max;
   j["flow_rate_error_mean"] = r.flow_rate_error_mean;
@@ -176,7 +187,9 @@ std::string format_json(const PaceReport& r) {
   j["egress_stats"] = {{"send_calls", e.send_calls},     {"messages", e.messages},
                        {"gso_messages", e.gso_messages}, {"gso_packets", e.gso_packets},
                        {"eagain", e.eagain},             {"enobufs", e.enobufs},
-                       {"retries", e.retries},           {"failed", e.failed}};
+                       {"retries", e.retries},           {"failed", e.failed},
+                       {"blocked", e.blocked},           {"eintr", e.eintr},
+                       {"econnrefused_retries", e.econnrefused_retries}};
   j["runs"] = r.pacer.counters.runs;
   j["runs_sending"] = r.pacer.runner.runs_sending;
   j["due_without_sleep"] = r.pacer.counters.due_without_sleep;
@@ -203,7 +216,9 @@ std::string format_json(const PaceReport& r) {
                   {"wakeups_per_s", round2(i.wakeups_per_s)},
                   {"packets_per_wakeup", round2(i.packets_per_wakeup)},
                   {"pps", round2(i.pps)},
-                  {"pacer_cpu_pct", round2(i.pacer_cpu_pct)}});
+                  {"pacer_cpu_pct", round2(i.pacer_cpu_pct)},
+                  {"ring_full", i.ring_full},
+                  {"pool_empty", i.pool_empty}});
   j["intervals"] = iv;
   // The qdisc as `tc -j -s qdisc show` prints it (its text keeps tc's
   // duplicate "throttled" key, so it is spliced in rather than parsed).

@@ -128,6 +128,7 @@ std::uint32_t UdpEgress::run_length(std::uint32_t i) const {
 std::uint32_t UdpEgress::send_staged() {
   std::uint32_t sent = 0;
   bool econnrefused_retried = false;
+  std::uint32_t interrupted = 0;
   while (head_ < count_) {
     const int fd = fd_of(head_);
     std::uint32_t nmsg = 0;
@@ -160,6 +161,7 @@ std::uint32_t UdpEgress::send_staged() {
     const Time t = mono_now();
     if (r > 0) {
       ++stats_.send_calls;
+      interrupted = 0;
       for (int m = 0; m < r; ++m) {
         const std::uint32_t seg = msg_count_[m];
         ++stats_.messages;
@@ -187,10 +189,19 @@ std::uint32_t UdpEgress::send_staged() {
       blocked_ = true;
       return sent;
     }
-    if (err == EINTR) continue;
+    if (err == EINTR) {
+      // Interrupted before anything was sent: send again, but a storm of
+      // signals is treated as a refused send (kept for flush()), so the
+      // pacer gets back to its loop and sees a stop request.
+      ++stats_.eintr;
+      if (++interrupted < kMaxInterrupted) continue;
+      blocked_ = true;
+      return sent;
+    }
     if (err == ECONNREFUSED && !econnrefused_retried) {
       // A connected socket reports an earlier ICMP error once; the datagram
       // itself was not sent: send it again.
+      ++stats_.econnrefused_retries;
       econnrefused_retried = true;
       continue;
     }

@@ -53,6 +53,7 @@ WorkloadCounters FlowGenerator::counters() const {
   c.pool_empty = pool_empty_.load(std::memory_order_relaxed);
   c.ring_full = ring_full_.load(std::memory_order_relaxed);
   c.late_handover = late_.load(std::memory_order_relaxed);
+  c.held_at_exit = held_at_exit_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -119,7 +120,10 @@ void FlowGenerator::loop() {
     const timespec ts = to_timespec(next);
     ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
   }
-  if (pending) pool_.release(*pending);
+  if (pending) {
+    held_at_exit_.fetch_add(1, std::memory_order_relaxed);
+    pool_.release(*pending);
+  }
   cpu_.store(ufq::rt::thread_cpu_ns(), std::memory_order_relaxed);
   done_.store(true, std::memory_order_release);
 }

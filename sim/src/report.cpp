@@ -63,6 +63,50 @@ std::string summary(const SimResult& r) {
   return out;
 }
 
+std::string soak_header(bool rss) {
+  return fmt::format("{:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>5}{}\n", "time", "fq_flows", "inactive",
+                     "throttled", "created", "collected", "qlen", "books", rss ? fmt::format(" {:>9}", "rss_MB") : "");
+}
+
+std::string soak_line(const Sample& s, bool rss) {
+  const FlowCensus& k = s.census;
+  return fmt::format("{:>7.1f} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>5}{}\n", static_cast<double>(s.end) / 1e9,
+                     k.flows, k.inactive, k.throttled, k.created, k.gc_flows, k.qlen, k.reconciled() ? "ok" : "WRONG",
+                     rss ? fmt::format(" {:>9.1f}", static_cast<double>(s.rss_kb) / 1024) : "");
+}
+
+namespace {
+
+struct CensusTotals {
+  std::uint64_t max_flows = 0;
+  Time max_flows_at = 0;
+  std::size_t unbalanced = 0;  // samples whose books did not balance
+};
+
+CensusTotals census_totals(const SimResult& r) {
+  CensusTotals t;
+  for (const Sample& s : r.samples) {
+    if (s.census.flows > t.max_flows) {
+      t.max_flows = s.census.flows;
+      t.max_flows_at = s.end;
+    }
+    if (!s.census.reconciled()) ++t.unbalanced;
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string soak_summary(const SimResult& r) {
+  const CensusTotals t = census_totals(r);
+  std::string out = fmt::format(
+      "flows: created {}, collected {}, most held by fq {} (at {:.1f} s); books balanced at {} of {} samples\n",
+      r.flows_created, r.qdisc.gc_flows, t.max_flows, static_cast<double>(t.max_flows_at) / 1e9,
+      r.samples.size() - t.unbalanced, r.samples.size());
+  if (r.peak_rss_kb) out += fmt::format("peak RSS {:.1f} MB\n", static_cast<double>(r.peak_rss_kb) / 1024);
+  return out;
+}
+
 std::string compare_table(const std::vector<std::string>& labels, const std::vector<SimResult>& runs) {
   std::string out = fmt::format("{:<26}", "");
   for (const auto& l : labels) out += fmt::format(" {:>16}", l);
@@ -141,18 +185,39 @@ std::string to_json(const SimResult& r, const std::string& label) {
                    {"seed", c.seed},
                    {"queues", c.queues},
                    {"cpus", c.cpus}};
+  if (c.traffic == TrafficModel::churn) j["workload"]["flow_lifetime_s"] = static_cast<double>(c.flow_lifetime) / 1e9;
   j["fq"] = tc::fq_options_json(c.fq);
   ordered_json samples = ordered_json::array();
   for (const Sample& s : r.samples) {
     const Time span = s.end - s.start;
-    samples.push_back({{"t", static_cast<double>(s.end) / 1e9},
-                       {"interrupts_per_s", per_s(s.n.interrupts(), span)},
-                       {"timer_interrupts_per_s", per_s(s.n.timer_interrupts, span)},
-                       {"watchdog_wakeups_per_s", per_s(s.n.watchdog_fires, span)},
-                       {"cpu_sys_pct", sys_pct(r, s)},
-                       {"pps", per_s(s.n.packets, span)}});
+    const FlowCensus& k = s.census;
+    ordered_json o = {{"t", static_cast<double>(s.end) / 1e9},
+                      {"interrupts_per_s", per_s(s.n.interrupts(), span)},
+                      {"timer_interrupts_per_s", per_s(s.n.timer_interrupts, span)},
+                      {"watchdog_wakeups_per_s", per_s(s.n.watchdog_fires, span)},
+                      {"cpu_sys_pct", sys_pct(r, s)},
+                      {"pps", per_s(s.n.packets, span)},
+                      {"fq_flows", k.flows},
+                      {"inactive_flows", k.inactive},
+                      {"throttled_flows", k.throttled},
+                      {"flows_created", k.created},
+                      {"gc_flows", k.gc_flows},
+                      {"offered", k.offered},
+                      {"dequeued", k.dequeued},
+                      {"drops", k.drops},
+                      {"purged", k.purged},
+                      {"qlen", k.qlen},
+                      {"reconciled", k.reconciled()}};
+    if (s.rss_kb) o["rss_kb"] = s.rss_kb;
+    samples.push_back(std::move(o));
   }
   j["samples"] = samples;
+  const CensusTotals ct = census_totals(r);
+  j["flows_created"] = r.flows_created;
+  j["flows_collected"] = r.qdisc.gc_flows;
+  j["max_fq_flows"] = ct.max_flows;
+  j["reconciled_every_sample"] = ct.unbalanced == 0;
+  if (r.peak_rss_kb) j["peak_rss_kb"] = r.peak_rss_kb;
   j["qdisc"] = "@QDISC@";
   std::string text = j.dump();
   const std::string marker = "\"@QDISC@\"";

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -32,6 +33,7 @@ const char* to_string(TrafficModel m) {
     case TrafficModel::maxrate: return "maxrate";
     case TrafficModel::onoff: return "onoff";
     case TrafficModel::pcap: return "pcap";
+    case TrafficModel::churn: return "churn";
   }
   return "?";
 }
@@ -80,10 +82,59 @@ struct Flow {
   bool on = true;
   std::uint64_t sent = 0;
   Time first = 0, last = 0;
-  std::unique_ptr<Event> toggle;  // start, and on/off switches
+  std::unique_ptr<Event> toggle;  // start, and on/off switches (churn: FlowTimers instead)
   // pcap: the trace's packets of this flow, by index into the trace.
   std::vector<std::uint32_t> trace_packets;
   std::size_t trace_next = 0;
+  // churn: which life of this slot the flow is in; a packet carries it in its
+  // cookie, so one of an ended flow no longer counts against its successor.
+  std::uint32_t generation = 0;
+};
+
+// A packet's cookie: the flow's slot and that slot's generation.
+inline std::uint64_t cookie_of(std::uint32_t slot, std::uint32_t generation) {
+  return static_cast<std::uint64_t>(generation) << 32 | slot;
+}
+inline std::uint32_t slot_of(std::uint64_t cookie) { return static_cast<std::uint32_t>(cookie); }
+inline std::uint32_t generation_of(std::uint64_t cookie) { return static_cast<std::uint32_t>(cookie >> 32); }
+
+// churn: every flow's start or end, in a heap of their own behind one event,
+// so that the event queue stays a few entries deep (a million flow events in
+// it would make every packet's events walk a twenty-level heap).
+class FlowTimers {
+ public:
+  template <class Fire>
+  FlowTimers(EventQueue& q, Fire fire)
+      : event_(q, [this, fire = std::move(fire)] {
+          const Time now = event_.queue().now();
+          while (!heap_.empty() && heap_.front().at <= now) {
+            std::pop_heap(heap_.begin(), heap_.end(), later);
+            const std::uint32_t slot = heap_.back().slot;
+            heap_.pop_back();
+            fire(slot);
+          }
+          if (!heap_.empty()) event_.queue().schedule(event_, heap_.front().at);
+        }) {}
+
+  void reserve(std::size_t n) { heap_.reserve(n); }
+
+  void schedule(std::uint32_t slot, Time at) {
+    heap_.push_back({at, seq_++, slot});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+    if (!event_.armed() || at < event_.when()) event_.queue().schedule(event_, at);
+  }
+
+ private:
+  struct Entry {
+    Time at;
+    std::uint64_t seq;  // ties run in the order they were scheduled
+    std::uint32_t slot;
+  };
+  static bool later(const Entry& a, const Entry& b) { return a.at != b.at ? a.at > b.at : a.seq > b.seq; }
+
+  std::vector<Entry> heap_;
+  std::uint64_t seq_ = 0;
+  Event event_;
 };
 
 template <class Sched>
@@ -107,13 +158,15 @@ struct Cpu {
 template <class Sched>
 class Simulation {
  public:
-  Simulation(const SimConfig& cfg, std::function<void(double)> progress)
+  Simulation(const SimConfig& cfg, std::function<void(double)> progress,
+             std::function<void(Sample&)> on_sample)
       : cfg_(cfg),
         rng_(cfg.seed),
         other_rng_(cfg.seed ^ 0x5DEECE66DULL),
         sampler_(q_, [this] { sample(); }),
         progress_(std::move(progress)),
-        progress_event_(q_, [this] { report_progress(); }) {
+        progress_event_(q_, [this] { report_progress(); }),
+        on_sample_(std::move(on_sample)) {
     validate();
     if (cfg_.traffic == TrafficModel::maxrate && cfg_.fq.maxrate == kUnlimitedRate)
       cfg_.fq.maxrate = static_cast<Rate>(cfg_.rate_pps / cfg_.flows * cfg_.packet_size);
@@ -175,6 +228,7 @@ class Simulation {
     r.flow_rate_error_max = max_err;
     r.flow_rate_error_mean = measured ? sum_err / static_cast<double>(measured) : 0;
     r.events = q_.events_run();
+    r.flows_created = flows_created_;
     return r;
   }
 
@@ -188,7 +242,7 @@ class Simulation {
   }
 
   void on_departure(Packet& p) {
-    Flow& f = flows_[p.cookie];
+    Flow& f = flows_[slot_of(p.cookie)];
     const Time now = q_.now();
     if (f.sent == 0) f.first = now;
     f.last = now;
@@ -199,10 +253,20 @@ class Simulation {
 
   // ------------------------------------------------------------ traffic
   void on_complete(Cpu<Sched>& c, Packet& p) {
-    Flow& f = flows_[p.cookie];
-    --f.inflight;
+    Flow& f = flows_[slot_of(p.cookie)];
     free_.push_back(&p);
+    if (generation_of(p.cookie) != f.generation) return;  // the flow has ended
+    --f.inflight;
     refill(f, c);
+  }
+
+  // The pool grows only when churn leaves ended flows' packets in flight
+  // beside their successors'; a deque keeps the packets fq holds in place.
+  Packet* take_packet() {
+    if (free_.empty()) return &packets_.emplace_back();
+    Packet* p = free_.back();
+    free_.pop_back();
+    return p;
   }
 
   // Top the flow up to its in-flight allowance (TCP small queues: the next
@@ -211,10 +275,9 @@ class Simulation {
     const Time now = q_.now();
     while (f.on && f.inflight < cfg_.inflight) {
       if (cfg_.traffic == TrafficModel::pcap && f.trace_next >= f.trace_packets.size()) return;
-      Packet* p = free_.back();
-      free_.pop_back();
+      Packet* p = take_packet();
       *p = Packet{};
-      p->cookie = static_cast<std::uint64_t>(&f - flows_.data());
+      p->cookie = cookie_of(static_cast<std::uint32_t>(&f - flows_.data()), f.generation);
       p->owner = &f.owner;
       p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
       p->len = cfg_.packet_size;
@@ -237,11 +300,27 @@ class Simulation {
   }
 
   void start_flow(Flow& f) {
+    ++flows_created_;
     Cpu<Sched>& c = *cpus_[f.queue];
     refill(f, c);
     run_qdisc(c);
     if (cfg_.traffic == TrafficModel::onoff)
       q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(cfg_.on_mean)));
+    if (cfg_.traffic == TrafficModel::churn)
+      flow_timers_.schedule(slot_index(f), q_.now() + rng_.exponential(static_cast<double>(cfg_.flow_lifetime)));
+  }
+
+  // churn: the flow falls silent for good (its packets already queued still
+  // leave) and a flow with a key never used before takes its slot at once,
+  // on a transmit queue drawn afresh, its first departure a random phase
+  // within one gap away (as the first flows' were).
+  void replace_flow(Flow& f) {
+    ++f.generation;
+    f.owner.id = next_flow_id_++;
+    f.inflight = 0;
+    f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
+    f.next_stamp = q_.now() + rng_.below(f.gap) + 1;
+    start_flow(f);
   }
 
   void toggle_flow(Flow& f) {
@@ -301,11 +380,26 @@ class Simulation {
     s.end = now;
     s.n = cur - prev_;
     s.busy = cpu_time(s.n, cfg_.cost);
+    latency_sum_ = 0;
+    FlowCensus& k = s.census;
+    for (const auto& c : cpus_) {
+      const FqStats st = c->fq.stats(now);
+      latency_sum_ += st.unthrottle_latency_ns;
+      k.flows += st.flows;
+      k.inactive += st.inactive_flows;
+      k.throttled += st.throttled_flows;
+      k.gc_flows += st.gc_flows;
+      k.offered += st.offered;
+      k.dequeued += st.dequeued;
+      k.drops += st.drops;
+      k.purged += st.purged;
+      k.qlen += st.qlen;
+    }
+    k.created = flows_created_;
+    if (on_sample_) on_sample_(s);
     samples_.push_back(s);
     prev_ = cur;
     last_sample_at_ = now;
-    latency_sum_ = 0;
-    for (const auto& c : cpus_) latency_sum_ += c->fq.stats(now).unthrottle_latency_ns;
     const Time next = now + cfg_.interval;
     if (next <= cfg_.duration && now < cfg_.duration) q_.schedule(sampler_, next);
   }
@@ -363,6 +457,8 @@ class Simulation {
     if (cfg_.inflight == 0) throw std::invalid_argument("--inflight must be at least 1");
     if (cfg_.traffic == TrafficModel::pcap && cfg_.pcap_file.empty())
       throw std::invalid_argument("--traffic pcap needs --pcap FILE");
+    if (cfg_.traffic == TrafficModel::churn && cfg_.flow_lifetime == 0)
+      throw std::invalid_argument("--flow-lifetime must be positive");
   }
 
   void make_flows() {
@@ -372,6 +468,7 @@ class Simulation {
       if (cfg_.flows == 0) throw std::invalid_argument("the capture " + cfg_.pcap_file + " has no packet");
     }
     flows_.resize(cfg_.flows);
+    if (cfg_.traffic == TrafficModel::churn) flow_timers_.reserve(cfg_.flows);
     const double per_flow_pps = cfg_.rate_pps / cfg_.flows;
     for (std::uint32_t i = 0; i < cfg_.flows; ++i) {
       Flow& f = flows_[i];
@@ -382,6 +479,7 @@ class Simulation {
       switch (cfg_.traffic) {
         case TrafficModel::edt:
         case TrafficModel::onoff:
+        case TrafficModel::churn:  // short lives: no rate measured
           f.owner.tcp = true;
           f.gap = static_cast<Time>(std::llround(1e9 / per_flow_pps));
           f.target_pps = cfg_.traffic == TrafficModel::edt ? 1e9 / static_cast<double>(f.gap) : 0;
@@ -403,6 +501,10 @@ class Simulation {
           break;
         case TrafficModel::pcap:
           break;
+      }
+      if (cfg_.traffic == TrafficModel::churn) {
+        flow_timers_.schedule(i, phase);
+        continue;
       }
       f.toggle = std::make_unique<Event>(q_, [this, &f] {
         if (!started(f)) {
@@ -429,8 +531,10 @@ class Simulation {
     free_.reserve(pool);
     for (auto& p : packets_) free_.push_back(&p);
     started_.assign(cfg_.flows, false);
+    next_flow_id_ = static_cast<std::uint64_t>(cfg_.flows) + 1;
   }
 
+  std::uint32_t slot_index(const Flow& f) const { return static_cast<std::uint32_t>(&f - flows_.data()); }
   bool started(const Flow& f) const { return started_[static_cast<std::size_t>(&f - flows_.data())]; }
   void mark_started(const Flow& f) { started_[static_cast<std::size_t>(&f - flows_.data())] = true; }
 
@@ -442,12 +546,22 @@ class Simulation {
   std::vector<std::unique_ptr<Cpu<Sched>>> cpus_;
   std::vector<Flow> flows_;
   std::vector<bool> started_;
-  std::vector<Packet> packets_;
+  std::deque<Packet> packets_;
   std::vector<Packet*> free_;
   Trace trace_;
   Rng other_rng_;
   Time next_other_irq_ = kNever;
   Event sampler_;
+  // churn: a flow's first timer starts it, every later one replaces it.
+  FlowTimers flow_timers_{q_, [this](std::uint32_t slot) {
+    Flow& f = flows_[slot];
+    if (!started(f)) {
+      mark_started(f);
+      start_flow(f);
+    } else {
+      replace_flow(f);
+    }
+  }};
   std::uint64_t other_irqs_ = 0;
   std::uint64_t offered_ = 0, dropped_ = 0, sent_ = 0;
   Histogram lateness_;
@@ -457,6 +571,9 @@ class Simulation {
   std::vector<Sample> samples_;
   std::function<void(double)> progress_;
   Event progress_event_;
+  std::function<void(Sample&)> on_sample_;
+  std::uint64_t flows_created_ = 0;
+  std::uint64_t next_flow_id_ = 1;  // churn: the next never-used flow key
 };
 
 template <class Sched>
@@ -537,12 +654,13 @@ double SimResult::mean_batch() const {
   return runs_sending ? static_cast<double>(packets_sent) / static_cast<double>(runs_sending) : 0;
 }
 
-SimResult simulate(const SimConfig& cfg, const std::function<void(double)>& progress) {
+SimResult simulate(const SimConfig& cfg, const std::function<void(double)>& progress,
+                   const std::function<void(Sample&)>& on_sample) {
   if (cfg.scheduler == SchedulerKind::reference) {
-    Simulation<FqScheduler> sim(cfg, progress);
+    Simulation<FqScheduler> sim(cfg, progress, on_sample);
     return sim.run();
   }
-  Simulation<FastFqScheduler> sim(cfg, progress);
+  Simulation<FastFqScheduler> sim(cfg, progress, on_sample);
   return sim.run();
 }
 

@@ -18,16 +18,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <random>
 #include <unordered_map>
 #include <vector>
 
+#include "flow_table.hpp"
 #include "fq_rules.hpp"
 #include "packet_bits.hpp"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace ufq {
 
@@ -74,149 +71,6 @@ struct Band {
   FlowList old_flows;
   std::int32_t credit = 0;
   std::int32_t quantum = 0;
-};
-
-// ------------------------------------------------------------------ flow table
-// 12 slots per 64-byte group: a tag byte (0 = empty) and a flow index each.
-// `overflow` counts keys whose probe passed this group full: a lookup stops at
-// the first group with a free... no: with overflow 0. Deletion needs no tombstone.
-struct alignas(64) Group {
-  std::array<std::uint8_t, 12> tags;
-  std::uint32_t overflow;
-  std::array<std::uint32_t, 12> idx;
-};
-static_assert(sizeof(Group) == 64);
-
-__extension__ using u128 = unsigned __int128;
-
-class FlowTable {
- public:
-  FlowTable() {
-    std::random_device rd;
-    k0_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-    k1_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ 0x9E3779B97F4A7C15ULL;
-    k2_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-    k3_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-    alloc(8);
-  }
-
-  // Keyed 64-bit mixing as wyhash does it for one word: a 64x64->128 multiply
-  // by a secret, then the two halves multiplied together. One round alone is
-  // linear enough that keys differing only in high bits (ids << s) spread
-  // badly into the low index bits for some secrets (bench/adversarial_keys.hpp
-  // families, probe-length model in docs/reliability.md); the second,
-  // half-by-half round removes that structure.
-  std::uint64_t hash(std::uint64_t key) const {
-    const u128 m = static_cast<u128>(key ^ k0_) * (k1_ | 1);
-    const u128 m2 = static_cast<u128>(static_cast<std::uint64_t>(m) ^ k2_) * (static_cast<std::uint64_t>(m >> 64) ^ k3_);
-    return static_cast<std::uint64_t>(m2) ^ static_cast<std::uint64_t>(m2 >> 64);
-  }
-  static std::uint8_t tag_of(std::uint64_t h) { return static_cast<std::uint8_t>((h >> 56) | 0x80); }
-
-  template <class KeyOf>
-  std::uint32_t find(std::uint64_t key, const KeyOf& key_of) const {
-    const std::uint64_t h = hash(key);
-    const std::uint8_t tag = tag_of(h);
-    std::size_t g = h & mask_;
-    for (std::size_t step = 0; step <= mask_; ++step) {
-      const Group& gr = groups_[g];
-      unsigned m = match(gr, tag);
-      while (m) {
-        const unsigned i = static_cast<unsigned>(__builtin_ctz(m));
-        if (key_of(gr.idx[i]) == key) return gr.idx[i];
-        m &= m - 1;
-      }
-      if (gr.overflow == 0) return kNil;
-      g = (g + 1) & mask_;
-    }
-    return kNil;
-  }
-
-  template <class KeyOf>
-  void insert(std::uint64_t key, std::uint32_t idx, const KeyOf& key_of) {
-    if ((count_ + 1) * 4 > slots() * 3) rehash(groups_.size() * 2, key_of);
-    place(hash(key), idx);
-    ++count_;
-  }
-
-  void erase(std::uint64_t key, std::uint32_t idx) {
-    const std::uint64_t h = hash(key);
-    const std::uint8_t tag = tag_of(h);
-    std::size_t g = h & mask_;
-    for (;;) {
-      Group& gr = groups_[g];
-      for (unsigned i = 0; i < 12; ++i) {
-        if (gr.tags[i] == tag && gr.idx[i] == idx) {
-          gr.tags[i] = 0;
-          // Undo the overflow counts of the groups this key probed past.
-          for (std::size_t p = h & mask_; p != g; p = (p + 1) & mask_) --groups_[p].overflow;
-          --count_;
-          return;
-        }
-      }
-      g = (g + 1) & mask_;
-    }
-  }
-
-  void clear() {
-    for (Group& gr : groups_) {
-      gr.tags.fill(0);
-      gr.overflow = 0;
-    }
-    count_ = 0;
-  }
-
-  template <class KeyOf>
-  void rehash(std::size_t ngroups, const KeyOf& key_of) {
-    std::vector<Group> old = std::move(groups_);
-    alloc(ngroups);
-    for (const Group& gr : old)
-      for (unsigned i = 0; i < 12; ++i)
-        if (gr.tags[i]) place(hash(key_of(gr.idx[i])), gr.idx[i]);
-  }
-
-  std::size_t bytes() const { return groups_.capacity() * sizeof(Group); }
-
- private:
-  std::size_t slots() const { return groups_.size() * 12; }
-
-  void alloc(std::size_t ngroups) {
-    groups_.assign(ngroups, Group{});
-    mask_ = ngroups - 1;
-  }
-
-  void place(std::uint64_t h, std::uint32_t idx) {
-    std::size_t g = h & mask_;
-    for (;;) {
-      Group& gr = groups_[g];
-      for (unsigned i = 0; i < 12; ++i) {
-        if (gr.tags[i] == 0) {
-          gr.tags[i] = tag_of(h);
-          gr.idx[i] = idx;
-          return;
-        }
-      }
-      ++gr.overflow;
-      g = (g + 1) & mask_;
-    }
-  }
-
-  static unsigned match(const Group& gr, std::uint8_t tag) {
-#if defined(__SSE2__)
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&gr));
-    return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(tag))))) &
-           0xFFFU;
-#else
-    unsigned m = 0;
-    for (unsigned i = 0; i < 12; ++i) m |= static_cast<unsigned>(gr.tags[i] == tag) << i;
-    return m;
-#endif
-  }
-
-  std::vector<Group> groups_;
-  std::size_t mask_ = 0;
-  std::size_t count_ = 0;
-  std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;
 };
 
 // ------------------------------------------------------------ throttled set
@@ -1010,7 +864,7 @@ class FastFqScheduler::Impl {
 
   std::vector<Flow> flows_;
   std::uint32_t free_ = kNil;
-  FlowTable table_;
+  detail::FlowTable table_;
   std::unordered_map<std::uint32_t, detail::PacketTree> ooo_;
   std::array<Band, kBands> bands_{};
   unsigned band_nr_ = 0;

@@ -292,12 +292,19 @@ Expected<FqConfig> load_fq_config(const std::filesystem::path& file, const FqCon
   if (!in)
     return Error{Error::Kind::input, file.string(), "", "a readable JSON file",
                  "cannot open " + file.string()};
-  std::ostringstream text;
-  text << in.rdbuf();
+  // `tc -j` output is a few KB; reading stops at the cap, so /dev/zero or an
+  // endless pipe is refused instead of filling memory.
+  constexpr std::size_t kMaxBytes = 1 << 20;
+  std::string text(kMaxBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad())
     return Error{Error::Kind::input, file.string(), "", "a readable JSON file",
                  "cannot read " + file.string()};
-  auto result = fq_config_from_json(text.str(), base, notes);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxBytes)
+    return Error{Error::Kind::input, file.string(), "", "a JSON file of at most 1 MiB",
+                 file.string() + ": larger than 1 MiB; not an fq configuration"};
+  auto result = fq_config_from_json(text, base, notes);
   if (!result.ok() && result.error().kind == Error::Kind::input) {
     Error e = result.error();
     e.message = file.string() + ": " + e.message;

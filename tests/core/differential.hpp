@@ -2,32 +2,35 @@
 // the same operations and checks after every one that they decided the same:
 // the packet returned (identity and the fields the scheduler writes), verdicts,
 // the full FqStats, the watchdog, qlen, time_next_delayed_flow and the flows
-// (as a sorted multiset). Operations come from a Source: a seeded PRNG in
-// test_differential.cpp, the fuzzer's bytes in fuzz/fuzz_scheduler_diff.cpp.
+// (as a sorted multiset). The reference also goes through the invariant
+// checker (invariants.hpp), so what the fast one must equal is itself checked
+// against the spec's invariants. Operations come from a Source (op_source.hpp):
+// a seeded PRNG in test_differential.cpp, the fuzzer's bytes in
+// fuzz/fuzz_scheduler_diff.cpp. They cover every packet field over its whole
+// range, owners changing rates/kind/generation, dequeues at any non-decreasing
+// time (inside and outside the watchdog's [soft, hard] window), change() to
+// valid and refused configurations (random_config.hpp), and reset().
 // Failures are reported through a callback (gtest or abort).
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include "invariants.hpp"
+#include "op_source.hpp"
+#include "random_config.hpp"
 #include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
 
 namespace ufq::diff {
-
-// Where operations come from: next(n) returns a value in [0, n).
-class Source {
- public:
-  virtual ~Source() = default;
-  virtual std::uint64_t next(std::uint64_t n) = 0;
-  virtual bool done() const = 0;
-  bool chance(unsigned percent) { return next(100) < percent; }
-};
 
 using Fail = std::function<void(const std::string&)>;
 
@@ -38,18 +41,22 @@ inline bool operator_eq(const FlowInfo& a, const FlowInfo& b) {
 
 class Rig {
  public:
+  // Times stay below this, so now + horizon / offload never wraps.
+  static constexpr Time kMaxNow = Time{1} << 62;
+
   Rig(const FqConfig& cfg, Source& src, Fail fail, std::size_t owners = 48, std::size_t packets = 4096)
-      : ref_(cfg), fast_(cfg), src_(src), fail_(std::move(fail)), cfg_(cfg) {
-    static constexpr std::array<FlowOwner::Kind, 4> kinds = {
-        FlowOwner::Kind::connected, FlowOwner::Kind::unconnected, FlowOwner::Kind::listener,
-        FlowOwner::Kind::time_wait};
+      : ref_(cfg),
+        fast_(cfg),
+        checker_(ref_, [this](const std::string& what) { check(false, [&] { return "invariant: " + what; }); }),
+        src_(src),
+        fail_(std::move(fail)) {
     for (std::size_t i = 0; i < owners; ++i) {
       FlowOwner o;
       o.id = 1 + i * 977;
-      o.kind = i % 5 == 4 ? kinds[1 + src_.next(3)] : FlowOwner::Kind::connected;
+      o.kind = i % 5 == 4 ? random_kind() : FlowOwner::Kind::connected;
       o.tcp = src_.chance(50);
-      o.pacing_rate = random_rate();
-      o.max_pacing_rate = src_.chance(70) ? kUnlimitedRate : random_rate();
+      o.pacing_rate = random_rate(src_);
+      o.max_pacing_rate = src_.chance(70) ? kUnlimitedRate : random_rate(src_);
       owners_.push_back(o);
     }
     pa_.resize(packets);
@@ -61,22 +68,25 @@ class Rig {
   bool step() {
     if (src_.done()) return false;
     const std::uint64_t op = src_.next(100);
-    if (op < 45) {
+    if (op < 40) {
       enqueue();
-    } else if (op < 80) {
+    } else if (op < 70) {
       dequeue_burst();
-    } else if (op < 90) {
+    } else if (op < 82) {
       advance();
-    } else if (op < 94) {
+    } else if (op < 87) {
       touch_owner();
+    } else if (op < 93) {
+      wake();
     } else if (op < 97) {
-      expire_watchdog();
-    } else if (op < 99) {
-      change();
+      change(random_valid_change(ref_.config(), ref_.qlen(), src_));
+    } else if (op < 98) {
+      change(random_invalid_change(ref_.config(), src_));
     } else {
       reset();
     }
     compare();
+    checker_.check(ref_, now_);
     ++ops_;
     return !failed_;
   }
@@ -88,142 +98,162 @@ class Rig {
   std::size_t ops() const { return ops_; }
   bool failed() const { return failed_; }
   const FqStats& last_stats() const { return last_; }
+  // What the input reached beyond the counters.
+  std::size_t refused_changes() const { return refused_changes_; }
+  std::size_t accepted_changes() const { return accepted_changes_; }
+  std::size_t window_wakes() const { return window_wakes_; }  // timer fired inside [soft, hard]
 
  private:
-  Rate random_rate() {
-    switch (src_.next(6)) {
-      case 0: return kUnlimitedRate;
-      case 1: return 10'000 + src_.next(60'000);           // below low_rate_threshold
-      case 2: return 1'000'000 + src_.next(10'000'000);
-      case 3: return 100'000'000 + src_.next(1'000'000'000);
-      case 4: return 0;
-      default: return 125'000'000;
-    }
+  FlowOwner::Kind random_kind() {
+    static constexpr std::array<FlowOwner::Kind, 4> kinds = {
+        FlowOwner::Kind::connected, FlowOwner::Kind::unconnected, FlowOwner::Kind::listener,
+        FlowOwner::Kind::time_wait};
+    return kinds[src_.next(kinds.size())];
   }
 
-  void check(bool ok, const std::string& what) {
-    if (!ok && !failed_) {
-      failed_ = true;
-      fail_("op " + std::to_string(ops_) + ": " + what);
-    }
+  // `what`: a message, or a callable making one only on failure.
+  template <class Msg>
+  void check(bool ok, Msg&& what) {
+    if (ok || failed_) return;
+    failed_ = true;
+    if constexpr (std::is_invocable_v<Msg>)
+      fail_("op " + std::to_string(ops_) + ": " + what());
+    else
+      fail_("op " + std::to_string(ops_) + ": " + std::string(what));
   }
 
   void give_back(std::uint32_t i) { free_.push_back(i); }
+
+  Time random_tstamp() {
+    const Time horizon = Time{ref_.config().horizon_us} * kNsecPerUsec;
+    switch (src_.next(12)) {
+      case 0: case 1: case 2: case 3: return 0;
+      case 4: return now_ - src_.next(2 * kNsecPerMsec);               // in the past
+      case 5: return src_.one_of<Time>({1, now_, now_ + 1});
+      case 6: return now_ + src_.next(50 * kNsecPerUsec);
+      case 7: return now_ + src_.next(2 * kNsecPerMsec);
+      case 8: return now_ + src_.next(200 * kNsecPerMsec);
+      case 9: return now_ + horizon + src_.one_of<Time>({0, 1, ~Time{0}});   // the horizon's edge
+      case 10: return now_ + horizon + src_.next(20 * kNsecPerSec);           // beyond it
+      default: return src_.u64();                                             // anything, sign bit too
+    }
+  }
 
   void enqueue() {
     if (free_.empty()) return;
     const std::uint32_t i = free_.back();
     free_.pop_back();
     Packet p{};
-    p.len = src_.chance(10) ? static_cast<std::uint32_t>(1 + src_.next(65535))
-                            : static_cast<std::uint32_t>(64 + src_.next(1451));
-    p.segments = static_cast<std::uint16_t>(1 + src_.next(3));
-    p.priority = static_cast<std::uint8_t>(src_.chance(70) ? 0 : src_.next(16));
-    p.ect = src_.chance(50);
-    p.hash = static_cast<std::uint32_t>(src_.next(1ULL << 32));
-    p.owner = src_.chance(15) ? nullptr : &owners_[src_.next(owners_.size())];
     switch (src_.next(8)) {
-      case 0: case 1: case 2: p.tstamp = 0; break;
-      case 3: p.tstamp = now_ + src_.next(2 * kNsecPerMsec); break;
-      case 4: p.tstamp = now_ > kNsecPerMsec ? now_ - src_.next(kNsecPerMsec) : 1; break;  // early
-      case 5: p.tstamp = now_ + src_.next(20 * kNsecPerSec); break;   // around the horizon
-      case 6: p.tstamp = now_ + src_.next(50 * kNsecPerUsec); break;
-      default: p.tstamp = now_ + src_.next(200 * kNsecPerUsec); break;
+      case 5: p.len = src_.one_of<std::uint32_t>({0, 1, 65535, 65536}); break;
+      case 6: p.len = static_cast<std::uint32_t>(src_.between(1, 65535)); break;
+      case 7: p.len = static_cast<std::uint32_t>(src_.between(65537, 512 * 1024)); break;  // BIG TCP GSO
+      default: p.len = static_cast<std::uint32_t>(src_.between(64, 1514)); break;
     }
-    if (p.tstamp == 0 && src_.chance(5)) p.tstamp = 0;
+    p.segments = static_cast<std::uint16_t>(src_.chance(80) ? src_.between(1, 3) : src_.next(65536));
+    p.priority = static_cast<std::uint8_t>(src_.chance(60) ? 0 : src_.next(256));
+    p.ect = src_.coin();
+    p.hash = src_.chance(50) ? static_cast<std::uint32_t>(src_.next(64)) : src_.u32();
+    p.owner = src_.chance(15) ? nullptr : &owners_[src_.next(owners_.size())];
+    p.tstamp = random_tstamp();
     p.cookie = i;
     pa_[i] = p;
     pb_[i] = p;
-    const Verdict va = ref_.enqueue(pa_[i], now_);
+    const Verdict va = checker_.enqueue(ref_, pa_[i], now_);
     const Verdict vb = fast_.enqueue(pb_[i], now_);
-    check(va == vb, std::string("verdict ") + to_string(va) + " vs " + to_string(vb));
+    check(va == vb, [&] { return std::string("verdict ") + to_string(va) + " vs " + to_string(vb); });
     check(pa_[i].tstamp == pb_[i].tstamp, "tstamp after enqueue");
     if (va != Verdict::queued) give_back(i);
   }
 
   void compare_packet(Packet* a, Packet* b, const char* where) {
-    check((a == nullptr) == (b == nullptr), std::string(where) + ": one returned a packet, the other not");
+    check((a == nullptr) == (b == nullptr),
+          [&] { return std::string(where) + ": one returned a packet, the other not"; });
     if (!a || !b) return;
-    check(a->cookie == b->cookie, std::string(where) + ": packet " + std::to_string(a->cookie) + " vs " +
-                                      std::to_string(b->cookie));
-    check(a->due == b->due && a->ce == b->ce && a->tstamp == b->tstamp, std::string(where) + ": packet fields");
+    check(a->cookie == b->cookie, [&] {
+      return std::string(where) + ": packet " + std::to_string(a->cookie) + " vs " + std::to_string(b->cookie);
+    });
+    check(a->due == b->due && a->ce == b->ce && a->tstamp == b->tstamp,
+          [&] { return std::string(where) + ": packet fields"; });
   }
 
   void dequeue_burst() {
     const std::uint64_t n = 1 + src_.next(8);
     for (std::uint64_t k = 0; k < n && !failed_; ++k) {
-      Packet* a = ref_.dequeue(now_);
+      Packet* a = checker_.dequeue(ref_, now_);
       Packet* b = fast_.dequeue(now_);
       compare_packet(a, b, "dequeue");
       if (a) give_back(static_cast<std::uint32_t>(a->cookie));
       if (!a || !b) break;
-      if (src_.chance(30)) now_ += src_.next(20 * kNsecPerUsec);
+      if (src_.chance(30)) forward(src_.next(20 * kNsecPerUsec));
     }
   }
 
+  void forward(Time by) { now_ = std::min(now_ + by, std::max(now_, kMaxNow)); }
+
   void advance() {
     switch (src_.next(10)) {
-      case 0: now_ += 3 * kNsecPerSec + src_.next(2 * kNsecPerSec); break;  // GC-long idle gaps
-      case 1: now_ += src_.next(100 * kNsecPerMsec); break;
+      case 0: forward(3 * kNsecPerSec + src_.next(2 * kNsecPerSec)); break;  // GC-long idle gaps
+      case 1: forward(src_.next(100 * kNsecPerMsec)); break;
       case 2: break;
-      default: now_ += src_.next(100 * kNsecPerUsec); break;
+      case 3: forward(src_.next(3600 * kNsecPerSec)); break;
+      case 4: forward(src_.next(10 * kNsecPerMsec)); break;
+      default: forward(src_.next(100 * kNsecPerUsec)); break;
     }
   }
 
   void touch_owner() {
     FlowOwner& o = owners_[src_.next(owners_.size())];
-    switch (src_.next(4)) {
-      case 0: o.pacing_rate = random_rate(); break;
-      case 1: o.max_pacing_rate = random_rate(); break;
+    switch (src_.next(6)) {
+      case 0: o.pacing_rate = random_rate(src_); break;
+      case 1: o.max_pacing_rate = random_rate(src_); break;
       case 2: ++o.hash_generation; break;  // the id reused by a new socket
-      default: o.tcp = !o.tcp; break;
+      case 3: o.tcp = !o.tcp; break;
+      case 4: o.kind = random_kind(); break;  // the socket changed state
+      default: o.pacing_rate = o.max_pacing_rate = random_rate(src_); break;  // SO_MAX_PACING_RATE
     }
   }
 
-  void expire_watchdog() {
-    // The caller's timer fires at its soft expiry (plus a little).
-    if (ref_.watchdog().queued()) {
-      now_ = std::max(now_, ref_.watchdog().soft_expiry() + src_.next(cfg_.timer_slack_ns + 1));
-      ref_.watchdog().expire();
-      fast_.watchdog().expire();
+  // The caller's timer fires somewhere in the watchdog's window [soft, hard]
+  // (or after it; or the caller wakes early for another reason, with no
+  // expiry), then dequeues.
+  void wake() {
+    const Watchdog& w = ref_.watchdog();
+    if (w.queued() && w.soft_expiry() < kMaxNow) {
+      const Time soft = w.soft_expiry();
+      const Time hard = std::min(w.hard_expiry(), kMaxNow);
+      Time t = soft;
+      bool fires = true;
+      switch (src_.next(6)) {
+        case 0: break;
+        case 1: t = hard; break;
+        case 2: t = hard + 1 + src_.next(kNsecPerMsec); break;  // late (loaded machine)
+        case 3: t = soft - std::min(soft, 1 + src_.next(100 * kNsecPerUsec)); fires = false; break;
+        default: t = src_.between(soft, hard); break;
+      }
+      if (fires && t <= hard) ++window_wakes_;
+      now_ = std::max(now_, std::min(t, kMaxNow));
+      if (fires) {
+        ref_.watchdog().expire();
+        fast_.watchdog().expire();
+      }
     }
+    dequeue_burst();
   }
 
-  FqConfig random_change() {
-    FqConfig c = ref_.config();
-    switch (src_.next(12)) {
-      case 0: c.limit = static_cast<std::uint32_t>(1 + src_.next(ref_.qlen() + 4)); break;  // trims
-      case 1: c.buckets_log = static_cast<std::uint8_t>(1 + src_.next(12)); break;           // resize
-      case 2: c.flow_limit = static_cast<std::uint32_t>(1 + src_.next(20)); break;
-      case 3: c.quantum = static_cast<std::uint32_t>(256 + src_.next(8000)); break;
-      case 4: c.maxrate = src_.chance(50) ? kUnlimitedRate : 1'000'000 + src_.next(100'000'000); break;
-      case 5: c.ce_threshold_us = src_.chance(50) ? kCeThresholdDisabled : static_cast<std::uint32_t>(src_.next(200)); break;
-      case 6: c.horizon_drop = !c.horizon_drop; break;
-      case 7: c.pacing = !c.pacing; break;
-      case 8: c.weights[src_.next(kBands)] = static_cast<std::int32_t>(kMinWeight + src_.next(600000)); break;
-      case 9: c.priomap[src_.next(16)] = static_cast<std::uint8_t>(src_.next(kBands)); break;
-      case 10: c.timer_slack_ns = c.timer_slack_ns ? 0 : 10000; break;
-      default: c.limit = 10000; c.flow_limit = 100; break;
-    }
-    return c;
-  }
-
-  void change() {
-    const FqConfig c = random_change();
+  void change(const FqConfig& c) {
     std::vector<std::uint64_t> ta, tb;
-    bool ea = false, eb = false;
-    std::size_t na = 0, nb = 0;
-    try {
-      na = ref_.change(c, now_, [&](Packet& p) { ta.push_back(p.cookie); });
-    } catch (const ConfigError&) {
-      ea = true;
-    }
+    bool eb = false;
+    std::size_t nb = 0;
+    const std::optional<std::size_t> na =
+        checker_.change(ref_, c, now_, [&](Packet& p) { ta.push_back(p.cookie); });
     try {
       nb = fast_.change(c, now_, [&](Packet& p) { tb.push_back(p.cookie); });
     } catch (const ConfigError&) {
       eb = true;
     }
-    check(ea == eb && na == nb && ta == tb, "change(): trimmed packets");
+    check(!na.has_value() == eb && na.value_or(0) == nb && ta == tb, "change(): refusal or trimmed packets");
+    ++(na ? accepted_changes_ : refused_changes_);
     for (std::uint64_t i : ta) {
       compare_packet(&pa_[i], &pb_[i], "trimmed");
       give_back(static_cast<std::uint32_t>(i));
@@ -232,7 +262,7 @@ class Rig {
 
   void reset() {
     std::vector<std::uint64_t> ta, tb;
-    ref_.reset([&](Packet& p) { ta.push_back(p.cookie); });
+    checker_.reset(ref_, [&](Packet& p) { ta.push_back(p.cookie); });
     fast_.reset([&](Packet& p) { tb.push_back(p.cookie); });
     std::sort(ta.begin(), ta.end());
     std::sort(tb.begin(), tb.end());
@@ -254,7 +284,7 @@ class Rig {
     const FqStats sa = ref_.stats(now_);
     const FqStats sb = fast_.stats(now_);
     check(sa == sb, "stats differ");
-    check(sa.offered == sa.dequeued + sa.drops + sa.purged + sa.qlen, "offered = dequeued + drops + purged + qlen");
+    check(ref_.config() == fast_.config(), "config differs");
     check(ref_.qlen() == fast_.qlen() && ref_.internal_qlen() == fast_.internal_qlen(), "qlen");
     check(ref_.time_next_delayed_flow() == fast_.time_next_delayed_flow(), "time_next_delayed_flow");
     const Watchdog& wa = ref_.watchdog();
@@ -271,9 +301,9 @@ class Rig {
 
   FqScheduler ref_;
   FastFqScheduler fast_;
+  inv::Checker<FqScheduler> checker_;
   Source& src_;
   Fail fail_;
-  FqConfig cfg_;
   std::deque<FlowOwner> owners_;
   std::vector<Packet> pa_, pb_;
   std::vector<std::uint32_t> free_;
@@ -281,6 +311,7 @@ class Rig {
   std::size_t ops_ = 0;
   bool failed_ = false;
   FqStats last_;
+  std::size_t refused_changes_ = 0, accepted_changes_ = 0, window_wakes_ = 0;
 };
 
 }  // namespace ufq::diff

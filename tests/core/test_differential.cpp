@@ -1,6 +1,7 @@
 // The fast scheduler decides exactly as the reference: both are driven with the
 // same long randomized input (tests/core/differential.hpp) under every
-// configuration family, and compared after every operation.
+// configuration family, and compared after every operation; the reference is
+// also checked against the invariants of tests/core/invariants.hpp.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -92,6 +93,45 @@ TEST(Differential, FastEqualsReferenceEverywhere) {
   EXPECT_GT(total.throttled, 0U);
   EXPECT_GT(total.pkts_too_long, 0U);
   EXPECT_GT(total.dequeued, 100'000U);
+}
+
+// Configurations drawn over the whole valid range (random_config.hpp) for
+// each seed, with change() to valid and refused configurations, reset, packets
+// of every shape and wake-ups inside and outside the watchdog window; the
+// reference also passes the invariant checker after every operation.
+TEST(Differential, RandomConfigurations) {
+  FqStats total;
+  std::size_t refused = 0, accepted = 0, wakes = 0, old_kernel = 0;
+  for (std::uint64_t seed = 1000; seed < 1040; ++seed) {
+    SCOPED_TRACE(seed);
+    Prng src(seed);
+    const FqConfig cfg = diff::random_config(src);
+    ASSERT_FALSE(validate(cfg).has_value()) << validate(cfg)->what();
+    old_kernel += cfg.compat == Compat::linux_5_7;
+    diff::Rig rig(cfg, src, [](const std::string& what) { ADD_FAILURE() << what; }, 16, 512);
+    rig.run(3000);
+    ASSERT_FALSE(rig.failed());
+    refused += rig.refused_changes();
+    accepted += rig.accepted_changes();
+    wakes += rig.window_wakes();
+    const FqStats& s = rig.last_stats();
+    total.dequeued += s.dequeued;
+    total.trimmed += s.trimmed;
+    total.purged += s.purged;
+    total.horizon_caps += s.horizon_caps;
+    total.ce_mark += s.ce_mark;
+    total.fastpath_packets += s.fastpath_packets;
+  }
+  EXPECT_GT(old_kernel, 0U);
+  EXPECT_GT(refused, 0U);
+  EXPECT_GT(accepted, 0U);
+  EXPECT_GT(wakes, 0U);
+  EXPECT_GT(total.dequeued, 10'000U);
+  EXPECT_GT(total.trimmed, 0U);
+  EXPECT_GT(total.purged, 0U);
+  EXPECT_GT(total.horizon_caps, 0U);
+  EXPECT_GT(total.ce_mark, 0U);
+  EXPECT_GT(total.fastpath_packets, 0U);
 }
 
 // Long single runs, one per compat mode, many seeds of the defaults.

@@ -3,6 +3,9 @@
 // nothing lost on loopback) and, with generous tolerances, the rates.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <atomic>
 #include <csignal>
 #include <thread>
 
@@ -38,6 +41,25 @@ void expect_accounting(const PaceReport& r) {
       << "every packet is sent, dropped with a reason, failed, or still queued at exit";
   EXPECT_EQ(r.packets_sent, r.packets_received + r.packets_lost);
   EXPECT_EQ(r.fq_stats.offered, r.fq_stats.dequeued + r.fq_stats.drops + r.fq_stats.qlen);
+
+  // The full identity (accounting.hpp), term by term, and as printed.
+  const PacketAccounting& a = r.accounting;
+  EXPECT_TRUE(a.balanced()) << a.format();
+  EXPECT_EQ(a.produced, r.packets_generated + a.unsent_producer);
+  EXPECT_LE(a.unsent_producer, 1U);
+  EXPECT_EQ(a.sent, r.packets_sent);
+  EXPECT_EQ(a.drop_limit, fate(r, PacketFate::drop_limit));
+  EXPECT_EQ(a.drop_flow_limit, fate(r, PacketFate::drop_flow_limit));
+  EXPECT_EQ(a.drop_horizon, fate(r, PacketFate::drop_horizon));
+  EXPECT_EQ(a.failed.total(), fate(r, PacketFate::failed));
+  EXPECT_EQ(a.unsent() - a.unsent_producer, r.unsent_at_exit);
+  EXPECT_NE(format_summary(r).find("accounting: " + a.format() + "\n"), std::string::npos);
+  const auto j = nlohmann::json::parse(format_json(r))["accounting"];
+  EXPECT_EQ(j["produced"].get<std::uint64_t>(),
+            j["sent"].get<std::uint64_t>() + j["dropped"]["total"].get<std::uint64_t>() +
+                j["failed"]["total"].get<std::uint64_t>() + j["unsent"]["total"].get<std::uint64_t>());
+  EXPECT_EQ(j["produced"].get<std::uint64_t>(), a.produced);
+  EXPECT_TRUE(j["balanced"].get<bool>());
 }
 
 }  // namespace
@@ -123,4 +145,89 @@ TEST(PaceRun, SigtermMidRunEndsCleanlyWithFullAccounting) {
   expect_accounting(r);
   EXPECT_EQ(r.packets_lost, 0U);
   EXPECT_GT(r.packets_sent, 0U);
+}
+
+// SIGTERM raised by the send seam on the pacer thread while a sendmmsg batch
+// is half done (half the messages sent, the call returns that count): the run
+// stops, drains, and accounts for every packet.
+TEST(PaceRun, SigtermRaisedInsideASendBatch) {
+  StopSignal signals;
+  PaceOptions o = small_run(30 * kNsecPerSec);
+  o.stop = &StopSignal::flag();
+  std::atomic<int> calls{0};
+  std::atomic<unsigned> batch{0};
+  o.sendmmsg = [&](int fd, mmsghdr* m, unsigned n, int flags) {
+    if (calls.fetch_add(1) == 30) {
+      batch = n;
+      ::raise(SIGTERM);
+      return ::sendmmsg(fd, m, std::max(1U, n / 2), flags);
+    }
+    return ::sendmmsg(fd, m, n, flags);
+  };
+  const PaceReport r = run_pace(o);
+  EXPECT_TRUE(r.stopped_by_signal);
+  EXPECT_EQ(StopSignal::signal_number(), SIGTERM);
+  EXPECT_GT(batch.load(), 0U);
+  expect_accounting(r);
+  EXPECT_EQ(r.packets_lost, 0U);
+  EXPECT_EQ(r.accounting.failed.total(), 0U);
+}
+
+// A producer faster than the pacer: a 16-slot ring, and the pacer held in its
+// first send until the producer has been refused (seen in an interval
+// report). The producer keeps the refused packet and retries: nothing is
+// dropped, the refusals are counted, and the identity holds. (A ring smaller
+// than one producer tick's packets caps the rate: the producer then ends
+// the run behind, holding its refused packet, counted as unsent at the
+// producer.)
+TEST(PaceRun, ProducerOutrunsThePacerThroughATinyRing) {
+  PaceOptions o = small_run(2 * kNsecPerSec);
+  o.interval_ns = 100 * kNsecPerMsec;
+  o.ring_capacity = 16;
+  std::atomic<bool> refused{false}, held{false};
+  o.on_interval = [&](const IntervalReport& ir) {
+    if (ir.ring_full > 0) refused = true;
+  };
+  std::atomic<int> calls{0};
+  o.sendmmsg = [&](int fd, mmsghdr* m, unsigned n, int flags) {
+    if (calls.fetch_add(1) == 0) {
+      const Time until = mono_now() + 20 * kNsecPerSec;
+      while (!refused.load() && mono_now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      held = refused.load();
+    }
+    return ::sendmmsg(fd, m, n, flags);
+  };
+  const PaceReport r = run_pace(o);
+  EXPECT_TRUE(held.load()) << "the producer was refused while the pacer was held";
+  EXPECT_GT(r.ring_full, 0U);
+  EXPECT_EQ(r.pacer.counters.ring_full, r.ring_full) << "both sides counted the same refusals";
+  expect_accounting(r);
+  EXPECT_EQ(r.accounting.dropped(), 0U) << "refused packets are retried, not dropped";
+  EXPECT_EQ(r.accounting.failed.total(), 0U);
+  EXPECT_EQ(r.accounting.unsent() - r.accounting.unsent_producer, 0U) << "the drain sends the rest";
+  EXPECT_EQ(r.packets_lost, 0U);
+}
+
+// Every send fails for good after a while (ECONNREFUSED after its retry):
+// those packets are failed with their errno, the run still ends normally,
+// and the summary names the errno.
+TEST(PaceRun, PersistentSendErrorIsCountedByErrno) {
+  PaceOptions o = small_run(1 * kNsecPerSec);
+  std::atomic<int> calls{0};
+  o.sendmmsg = [&](int fd, mmsghdr* m, unsigned n, int flags) {
+    if (calls.fetch_add(1) < 20) return ::sendmmsg(fd, m, n, flags);
+    errno = ECONNREFUSED;
+    return -1;
+  };
+  const PaceReport r = run_pace(o);
+  expect_accounting(r);
+  const PacketAccounting& a = r.accounting;
+  EXPECT_GT(a.failed[ECONNREFUSED], 0U);
+  EXPECT_EQ(a.failed[ECONNREFUSED], a.failed.total());
+  EXPECT_EQ(a.sent + a.failed.total() + a.unsent(), a.produced);
+  EXPECT_EQ(r.packets_lost, 0U);
+  EXPECT_NE(format_summary(r).find("ECONNREFUSED"), std::string::npos);
+  const auto j = nlohmann::json::parse(format_json(r));
+  EXPECT_EQ(j["accounting"]["failed"]["by_errno"]["ECONNREFUSED"].get<std::uint64_t>(),
+            a.failed[ECONNREFUSED]);
 }

@@ -82,4 +82,55 @@ TEST(CliSim, RefusesBadArguments) {
   }
 }
 
+constexpr const char* kChurn =
+    "sim -q --traffic churn --flows 2000 --rate 4000 --flow-lifetime 2s --inflight 1 --duration 10s "
+    "--interval 2s --queues 2 --cpus 4 --compat latest";
+
+TEST(CliSim, SoakReportsFlowsAndBooksDeterministically) {
+  const auto a = run_ufq(std::string(kChurn) + " --soak");
+  const auto b = run_ufq(std::string(kChurn) + " --soak");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("fq_flows"), std::string::npos);
+  EXPECT_NE(a.out.find("books balanced at 5 of 5 samples"), std::string::npos) << a.out;
+  EXPECT_EQ(a.out.find("rss_MB"), std::string::npos);  // memory only when asked
+
+  const auto j = nlohmann::json::parse(run_ufq(std::string(kChurn) + " --json").out);
+  EXPECT_EQ(j["workload"]["traffic"], "churn");
+  EXPECT_EQ(j["workload"]["flow_lifetime_s"], 2.0);
+  EXPECT_GT(j["flows_created"].get<double>(), 2000 + 4 * 1000);
+  EXPECT_GT(j["flows_collected"].get<double>(), 0);
+  EXPECT_TRUE(j["reconciled_every_sample"].get<bool>());
+  EXPECT_FALSE(j.contains("peak_rss_kb"));
+  for (const char* k : {"fq_flows", "inactive_flows", "throttled_flows", "flows_created", "gc_flows", "offered",
+                        "dequeued", "drops", "purged", "qlen", "reconciled"})
+    EXPECT_TRUE(j["samples"][0].contains(k)) << k;
+  EXPECT_FALSE(j["samples"][0].contains("rss_kb"));
+}
+
+TEST(CliSim, RssIsReportedWhenAsked) {
+  const auto r = run_ufq(std::string(kChurn) + " --json --rss");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const double peak = j["peak_rss_kb"].get<double>();
+  EXPECT_GT(peak, 100);
+  for (const auto& s : j["samples"]) {
+    EXPECT_GT(s["rss_kb"].get<double>(), 100);
+    EXPECT_LE(s["rss_kb"].get<double>(), peak);
+  }
+  const auto t = run_ufq(std::string(kChurn) + " --rss");
+  EXPECT_NE(t.out.find("rss_MB"), std::string::npos);
+  EXPECT_NE(t.out.find("peak RSS"), std::string::npos);
+}
+
+TEST(CliSim, RefusesBadFlowLifetimes) {
+  for (const char* v : {"0", "500us", "-1s", "86401s", "soon"}) {
+    const auto r = run_ufq(std::string("sim --traffic churn --flow-lifetime ") + v);
+    EXPECT_EQ(r.status, 2) << v;
+    EXPECT_EQ(r.out, "") << v;
+    EXPECT_NE(r.err.find("--flow-lifetime \"" + std::string(v) + "\""), std::string::npos) << v << " -> " << r.err;
+    EXPECT_NE(r.err.find("1ms to 86400s"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace

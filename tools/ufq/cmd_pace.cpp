@@ -9,6 +9,9 @@
 // The words after `fq` go to the tc-fq parser, as in `ufq show`. --compare
 // runs the same workload once per value: KEY is an fq option keyword
 // (timer_slack=0,10us,50us), `timer` or `egress`.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "memory_budget.hpp"
 #include "ufq/rt/clock.hpp"
 #include "ufq/rt/pace_run.hpp"
 #include "ufq/rt/report.hpp"
@@ -67,11 +71,34 @@ struct RunPlan {
   rt::PaceOptions opt;
 };
 
+// Refusal text for a run that could not get its sockets or memory, checked
+// before any socket, namespace or thread exists; empty when it fits.
+std::string check_pace_plan(const rt::PaceOptions& o) {
+  const std::uint32_t flows = o.workload.flows;
+  if (o.egress == rt::EgressKind::udp_per_flow) {
+    // One socket per flow, plus the receiver's, the /proc readers' and stdio.
+    constexpr std::uint64_t kOtherFiles = 64;
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && flows + kOtherFiles > r.rlim_cur)
+      return "--egress per-flow opens one socket per flow: --flows " + std::to_string(flows) +
+             " needs more than the " + std::to_string(r.rlim_cur) +
+             " open files allowed (ulimit -n); lower --flows or raise ulimit -n";
+  }
+  // The packet pool as run_pace sizes it (the lead time plus 100 ms of
+  // packets, at most 4M), and per-flow state on both ends; measured on the
+  // release build at about 170 bytes per flow and 120 per pooled packet.
+  const double pool =
+      std::min(4e6, o.workload.rate_pps * (static_cast<double>(o.workload.lead_ns) / 1e9 + 0.1) + 4096.0);
+  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * 128.0;
+  return check_memory(bytes, "--flows, --rate x --lead", "lower them");
+}
+
 int pace(const PaceArgs& a, CLI::App& sub) {
   rt::PaceOptions base;
   base.workload.flows = a.flows;
   const auto rate = parse_pps(a.rate);
-  if (!rate) return fail("--rate: \"" + a.rate + "\" is not a packet rate (e.g. 100000, 100k, 1M)");
+  if (!rate)
+    return fail("--rate: \"" + a.rate + "\" is not a packet rate above 0 and up to 100M (e.g. 100000, 100k, 1M)");
   base.workload.rate_pps = *rate;
   if (a.packet_size < rt::kWireHeaderSize || a.packet_size > 65000)
     return fail("--packet-size: " + std::to_string(a.packet_size) + " is outside 24..65000 bytes");
@@ -85,8 +112,8 @@ int pace(const PaceArgs& a, CLI::App& sub) {
     return fail("--duration: \"" + a.duration + "\" is not a time up to a day (e.g. 10, 10s, 500ms)");
   base.duration_ns = *duration;
   const auto interval = parse_time_arg(a.interval, 1e9);
-  if (!interval || *interval < 100 * kNsecPerMsec)
-    return fail("--interval: \"" + a.interval + "\" is not a time of at least 100ms");
+  if (!interval || *interval < 100 * kNsecPerMsec || *interval > 86400 * kNsecPerSec)
+    return fail("--interval: \"" + a.interval + "\" is not a time from 100ms to a day");
   base.interval_ns = *interval;
   const auto spin = parse_time_arg(a.spin, 1e3);
   if (!spin || *spin > kNsecPerSec) return fail("--spin: \"" + a.spin + "\" is not a time up to 1s");
@@ -165,6 +192,9 @@ int pace(const PaceArgs& a, CLI::App& sub) {
     }
   }
 
+  for (const RunPlan& p : plans)
+    if (const std::string refusal = check_pace_plan(p.opt); !refusal.empty()) return fail(refusal);
+
   rt::StopSignal signals;
   std::ostream& human = a.json ? std::cerr : std::cout;
   std::vector<rt::PaceReport> reports;
@@ -204,6 +234,15 @@ int pace(const PaceArgs& a, CLI::App& sub) {
       std::cout << (i ? ",\n" : "") << rt::format_json(reports[i]);
     std::cout << "]\n" << std::flush;
   }
+  // Every packet must be sent, dropped with a reason, failed with an errno or
+  // still queued; a run that cannot say where a packet went is not a success.
+  for (const rt::PaceReport& r : reports) {
+    if (!r.accounting.balanced()) {
+      std::cerr << "ufq: pace: packet accounting unbalanced (" << r.accounting.produced << " produced, "
+                << r.accounting.accounted() << " accounted for)\n";
+      return kExitInvariant;
+    }
+  }
   return kExitOk;
 }
 
@@ -222,10 +261,11 @@ void add_pace_command(Commands& commands) {
       "Everything after `fq` is read as tc-fq(8) options:\n  fq " +
       std::string(tc::fq_usage()));
   sub->prefix_command();
-  sub->add_option("--flows", a->flows, "paced flows")->capture_default_str();
+  sub->add_option("--flows", a->flows, "paced flows")->check(integer_in(1, 1'000'000))->capture_default_str();
   sub->add_option("--rate", a->rate, "total packets/s over all flows (100000, 100k, 1M)")
       ->capture_default_str();
   sub->add_option("--packet-size", a->packet_size, "UDP payload bytes (24..65000)")
+      ->check(integer_in(rt::kWireHeaderSize, 65000))
       ->capture_default_str();
   sub->add_option("--duration", a->duration, "how long to send (bare number: seconds)")
       ->capture_default_str();
@@ -250,9 +290,12 @@ void add_pace_command(Commands& commands) {
   sub->add_flag("-q,--quiet", a->quiet, "no interval lines or summaries");
   sub->add_flag("--pin", a->pin, "pin the pacer to the last CPU, producer and receiver to CPU 0");
   sub->add_option("--nice", a->nice, "nice value of the pacer and receiver threads (-20..19; <0 needs root)")
+      ->check(integer_in(-20, 19))
       ->capture_default_str();
   sub->add_flag("--no-probe", a->no_probe, "skip the timer-latency measurement at start");
-  sub->add_option("--seed", a->seed, "flow phases' random seed")->capture_default_str();
+  sub->add_option("--seed", a->seed, "flow phases' random seed")
+      ->check(integer_in(0, UINT64_MAX))
+      ->capture_default_str();
   sub->add_option("--compat", a->compat, "kernel whose fq to run")
       ->check(CLI::IsMember({"latest", "5.7"}))
       ->capture_default_str();

@@ -41,8 +41,9 @@ int show(const ShowArgs& a, CLI::App& sub) {
   tc::ParseOptions options;
   if (!a.link_speed.empty()) {
     const auto bits = tc::parse_rate_bits(a.link_speed);
-    if (!bits || *bits >= 18446744073709551616.0)
-      return fail("--link-speed: \"" + a.link_speed + "\" is not a rate (e.g. 10gbit, 100mbit)");
+    // A device reports its speed in Mbit/s, 32 bits (ethtool).
+    if (!bits || *bits > 4294967295e6)
+      return fail("--link-speed: \"" + a.link_speed + "\" is not a rate up to 4294967295mbit (e.g. 10gbit, 100mbit)");
     options.link_speed_bits = static_cast<std::uint64_t>(*bits);
   }
   if (!a.max_offload_horizon.empty()) {
@@ -121,6 +122,7 @@ void add_show_command(Commands& commands) {
       ->capture_default_str();
   sub->add_option("--hz", a->hz, "kernel HZ (refill_delay is kept in jiffies)")
       ->type_name("N")
+      ->check(integer_in(1, 100'000))
       ->capture_default_str();
   sub->add_option("--mtu", a->mtu,
                   "device MTU for the quantum defaults (2x and 10x MTU+14); default 1500")

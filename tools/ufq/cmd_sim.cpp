@@ -8,13 +8,17 @@
 // 2 simulated seconds and a summary.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "process_memory.hpp"
+#include "sim_budget.hpp"
 #include "ufq/sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
 #include "ufq/tc/fq_options.hpp"
@@ -33,7 +37,8 @@ struct SimArgs {
   std::string compare;
   std::string plot_dir;
   std::string nic_rate;
-  bool json = false, tc_stats = false, quiet = false;
+  std::string flow_lifetime = "30s";
+  bool json = false, tc_stats = false, quiet = false, soak = false, rss = false;
 };
 
 // A duration: bare = seconds, or tc's time suffixes (s, ms, us, ns).
@@ -47,8 +52,8 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
   // Workload and machine.
   if (!parse_duration(a.duration, cfg.duration) || cfg.duration == 0 || cfg.duration > 3600 * kNsecPerSec)
     return fail("--duration \"" + a.duration + "\": expected a time from 1ns to 3600s (e.g. 20s, 500ms)");
-  if (!parse_duration(a.interval, cfg.interval) || cfg.interval == 0)
-    return fail("--interval \"" + a.interval + "\": expected a positive time (e.g. 2s)");
+  if (!parse_duration(a.interval, cfg.interval) || cfg.interval == 0 || cfg.interval > 3600 * kNsecPerSec)
+    return fail("--interval \"" + a.interval + "\": expected a time from 1ns to 3600s (e.g. 2s)");
   if (!parse_duration(a.irq_latency, cfg.irq_latency) || cfg.irq_latency > kNsecPerMsec)
     return fail("--irq-latency \"" + a.irq_latency + "\": expected a time from 0 to 1ms (e.g. 1us)");
   cfg.nic.irq_latency = cfg.irq_latency;
@@ -57,9 +62,10 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     return fail("--nic-latency \"" + a.nic_latency + "\": expected a time from 0 to 1s (e.g. 1us)");
   if (!a.tx_usecs.empty() && (!parse_duration(a.tx_usecs, cfg.nic.tx_usecs) || cfg.nic.tx_usecs > kNsecPerSec))
     return fail("--tx-usecs \"" + a.tx_usecs + "\": expected a time from 0 to 1s (e.g. 16us)");
-  if (!parse_duration(a.on, cfg.on_mean) || !parse_duration(a.off, cfg.off_mean) || cfg.on_mean == 0 ||
-      cfg.off_mean == 0)
-    return fail("--on/--off: expected positive times (e.g. 100ms)");
+  // Below 1us the switches alone swamp the run; above a day the exponential draws overflow.
+  if (!parse_duration(a.on, cfg.on_mean) || !parse_duration(a.off, cfg.off_mean) || cfg.on_mean < kNsecPerUsec ||
+      cfg.off_mean < kNsecPerUsec || cfg.on_mean > 86400 * kNsecPerSec || cfg.off_mean > 86400 * kNsecPerSec)
+    return fail("--on/--off \"" + a.on + "\"/\"" + a.off + "\": expected times from 1us to 86400s (e.g. 100ms)");
   if (!a.nic_rate.empty()) {
     const auto bits = tc::parse_rate_bits(a.nic_rate);
     if (!bits || *bits < 1e6 || *bits > 1e13)
@@ -69,14 +75,19 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
   static const std::pair<const char*, sim::TrafficModel> kModels[] = {
       {"edt", sim::TrafficModel::edt},         {"rate", sim::TrafficModel::rate},
       {"bulk", sim::TrafficModel::bulk},       {"maxrate", sim::TrafficModel::maxrate},
-      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap}};
+      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap},
+      {"churn", sim::TrafficModel::churn}};
   bool known = false;
   for (const auto& [name, model] : kModels)
     if (a.traffic == name) {
       cfg.traffic = model;
       known = true;
     }
-  if (!known) return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff or pcap");
+  if (!known)
+    return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff, pcap or churn");
+  if (!parse_duration(a.flow_lifetime, cfg.flow_lifetime) || cfg.flow_lifetime < kNsecPerMsec ||
+      cfg.flow_lifetime > 86400 * kNsecPerSec)
+    return fail("--flow-lifetime \"" + a.flow_lifetime + "\": expected a time from 1ms to 86400s (e.g. 30s)");
   if (a.scheduler != "fast" && a.scheduler != "reference")
     return fail("--scheduler \"" + a.scheduler + "\": expected fast or reference");
   cfg.scheduler = a.scheduler == "fast" ? sim::SchedulerKind::fast : sim::SchedulerKind::reference;
@@ -94,6 +105,11 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     return fail("--other-irq-rate: expected 0..100000000 per second");
   if (static_cast<double>(cfg.flows) * cfg.inflight > 5e7)
     return fail("--flows x --inflight: at most 50000000 packets in flight (memory)");
+  // A dummy NIC hands each packet back after --nic-latency; at 0 unpaced
+  // flows would resend forever without the simulated clock moving.
+  if (cfg.traffic == sim::TrafficModel::bulk && cfg.nic.dummy && cfg.nic.irq_latency == 0)
+    return fail("--nic-latency 0 with --nic-dummy and --traffic bulk: unpaced flows would resend forever at one "
+                "instant; expected a time from 1ns to 1s");
 
   // The fq configuration after the word `fq`.
   FqConfig base;
@@ -126,21 +142,43 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
       w.push_back(values[i]);
     }
     auto parsed = tc::parse_fq_options(w, base);
-    if (!parsed) return fail(parsed.error().message);
+    if (!parsed)
+      return fail(values.empty() ? parsed.error().message
+                                 : "--compare " + key + "=" + values[i] + ": " + parsed.error().message);
     sim::SimConfig c = cfg;
     c.fq = *parsed;
     configs.push_back(c);
     labels.push_back(values.empty() ? std::string("fq") : key + "=" + values[i]);
   }
 
+  // Refuse what would not fit before allocating any of it.
+  for (const sim::SimConfig& c : configs)
+    if (const std::string refusal = check_sim_plan(c, configs.size()); !refusal.empty()) return fail(refusal);
+  // The plot directory is checked now, not after a long run has printed its results.
+  if (!a.plot_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.plot_dir, ec);
+    if (ec || !std::filesystem::is_directory(a.plot_dir) || ::access(a.plot_dir.c_str(), W_OK) != 0)
+      return fail("--plot \"" + a.plot_dir + "\": not a directory it can write to" +
+                  (ec ? " (" + ec.message() + ")" : std::string()));
+  }
+
   const bool tty = isatty(STDERR_FILENO) && !a.quiet;
   std::vector<sim::SimResult> results;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     std::function<void(double)> progress;
+    std::function<void(sim::Sample&)> measure_memory;
+    if (a.rss) measure_memory = [](sim::Sample& s) { s.rss_kb = current_rss_kb(); };
     if (tty && configs[i].duration >= 2 * kNsecPerSec)
       progress = [&](double f) { std::fprintf(stderr, "\r%s: %3.0f%%", labels[i].c_str(), f * 100); };
     try {
-      results.push_back(sim::simulate(configs[i], progress));
+      results.push_back(sim::simulate(configs[i], progress, measure_memory));
+      if (a.rss) {
+        // The kernel updates its high-water mark lazily: a sample may be above it.
+        sim::SimResult& r = results.back();
+        r.peak_rss_kb = peak_rss_kb();
+        for (const auto& s : r.samples) r.peak_rss_kb = std::max(r.peak_rss_kb, s.rss_kb);
+      }
     } catch (const std::invalid_argument& e) {
       if (tty) std::fprintf(stderr, "\r\033[K");
       return fail(e.what());
@@ -169,6 +207,11 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
       std::cout << sim::vmstat_header();
       for (const auto& s : r.samples) std::cout << sim::vmstat_line(r, s);
       std::cout << sim::summary(r);
+      if (a.soak || a.rss) {
+        std::cout << sim::soak_header(a.rss);
+        for (const auto& s : r.samples) std::cout << sim::soak_line(s, a.rss);
+        std::cout << sim::soak_summary(r);
+      }
       if (a.tc_stats) std::cout << tc::format_qdisc(c.fq, r.qdisc);
       if (i + 1 < results.size()) std::cout << "\n";
     }
@@ -195,46 +238,86 @@ void add_sim_command(Commands& commands) {
       [a, cfg](CLI::App& app) { return run_sim(*a, *cfg, app); });
   sub->allow_extras();
   sub->prefix_command();
-  sub->add_option("--traffic", a->traffic, "edt | rate | bulk | maxrate | onoff | pcap")->capture_default_str();
-  sub->add_option("--flows", cfg->flows, "number of flows")->capture_default_str();
-  sub->add_option("--rate", cfg->rate_pps, "total packets/s over all flows")->capture_default_str();
+  sub->add_option("--traffic", a->traffic, "edt | rate | bulk | maxrate | onoff | pcap | churn")
+      ->capture_default_str();
+  sub->add_option("--flows", cfg->flows, "number of flows")->check(integer_in(1, 10'000'000))->capture_default_str();
+  sub->add_option("--rate", cfg->rate_pps, "total packets/s over all flows")
+      ->check(number_in(0, 1e9))
+      ->capture_default_str();
   sub->add_option("--packet-size", cfg->packet_size, "bytes fq charges per packet (frame without FCS)")
+      ->check(integer_in(64, 65535))
       ->capture_default_str();
   sub->add_option("--duration", a->duration, "simulated time (s, ms, us)")->capture_default_str();
   sub->add_option("--interval", a->interval, "vmstat-like sample period")->capture_default_str();
-  sub->add_option("--seed", cfg->seed, "random seed (same seed, same output)")->capture_default_str();
+  sub->add_option("--seed", cfg->seed, "random seed (same seed, same output)")
+      ->check(integer_in(0, UINT64_MAX))
+      ->capture_default_str();
   sub->add_option("--inflight", cfg->inflight, "packets a flow keeps queued (TCP small queues)")
+      ->check(integer_in(1, 1000))
       ->capture_default_str();
   sub->add_option("--on", a->on, "onoff: mean on period")->capture_default_str();
   sub->add_option("--off", a->off, "onoff: mean off period")->capture_default_str();
   sub->add_option("--pcap", cfg->pcap_file, "pcap: capture to replay (flows by 5-tuple)");
+  sub->add_option("--flow-lifetime", a->flow_lifetime,
+                  "churn: mean life of a flow (exponential); --flows stay alive, each replaced by a new key")
+      ->capture_default_str();
   sub->add_option("--compat", a->compat, "kernel decisions: 5.7 (the seed's) or latest")->capture_default_str();
   sub->add_option("--scheduler", a->scheduler,
                   "fast or reference: the two implementations decide identically")
       ->capture_default_str();
-  sub->add_option("--queues", cfg->queues, "transmit queues, one CPU and one fq each")->capture_default_str();
-  sub->add_option("--cpus", cfg->cpus, "CPUs of the machine (sy/id are shares of all)")->capture_default_str();
+  sub->add_option("--queues", cfg->queues, "transmit queues, one CPU and one fq each")
+      ->check(integer_in(1, 1024))
+      ->capture_default_str();
+  sub->add_option("--cpus", cfg->cpus, "CPUs of the machine (sy/id are shares of all)")
+      ->check(integer_in(1, 4096))
+      ->capture_default_str();
   sub->add_option("--irq-latency", a->irq_latency, "interrupt to handler latency")->capture_default_str();
-  sub->add_option("--tick-hz", cfg->tick_hz, "scheduler tick per CPU (0 = none)")->capture_default_str();
-  sub->add_option("--other-irq-rate", cfg->other_irq_per_s, "other interrupts per second")->capture_default_str();
-  sub->add_option("--base-sy", cfg->base_sy_pct, "system CPU % not modelled by events")->capture_default_str();
+  // Above 1 GHz the tick period rounds to 0 ns and the tick never lets time move.
+  sub->add_option("--tick-hz", cfg->tick_hz, "scheduler tick per CPU (0 = none)")
+      ->check(integer_in(0, 100'000))
+      ->capture_default_str();
+  sub->add_option("--other-irq-rate", cfg->other_irq_per_s, "other interrupts per second")
+      ->check(number_in(0, 1e8))
+      ->capture_default_str();
+  sub->add_option("--base-sy", cfg->base_sy_pct, "system CPU % not modelled by events")
+      ->check(number_in(0, 100))
+      ->capture_default_str();
   sub->add_option("--nic-rate", a->nic_rate, "NIC line rate (tc rate syntax, e.g. 100gbit)");
   sub->add_option("--nic-latency", a->nic_latency,
                   "NIC interrupt to NAPI poll (with --nic-dummy: until the sender hears of a sent packet); "
                   "default --irq-latency");
   sub->add_flag("--nic-dummy", cfg->nic.dummy, "Linux's dummy device: no wire, no completion interrupts");
-  sub->add_option("--ring", cfg->nic.ring_size, "NIC transmit ring descriptors")->capture_default_str();
+  sub->add_option("--ring", cfg->nic.ring_size, "NIC transmit ring descriptors")
+      ->check(integer_in(1, 65536))
+      ->capture_default_str();
   sub->add_option("--tx-usecs", a->tx_usecs, "NIC completion coalescing time (default 16us)");
-  sub->add_option("--tx-frames", cfg->nic.tx_frames, "NIC completion coalescing frames")->capture_default_str();
-  sub->add_option("--cost-timer-irq", cfg->cost.timer_interrupt, "ns per timer interrupt")->capture_default_str();
-  sub->add_option("--cost-nic-irq", cfg->cost.nic_interrupt, "ns per NIC interrupt")->capture_default_str();
-  sub->add_option("--cost-other-irq", cfg->cost.other_interrupt, "ns per other interrupt")->capture_default_str();
-  sub->add_option("--cost-packet", cfg->cost.packet, "ns per packet sent")->capture_default_str();
-  sub->add_option("--cost-run", cfg->cost.qdisc_run, "ns per qdisc run")->capture_default_str();
+  sub->add_option("--tx-frames", cfg->nic.tx_frames, "NIC completion coalescing frames")
+      ->check(integer_in(1, UINT32_MAX))
+      ->capture_default_str();
+  // Up to 1 ms of CPU per event: more would overflow the CPU-time sums of a long run.
+  const CLI::Validator kCost = integer_in(0, 1'000'000);
+  sub->add_option("--cost-timer-irq", cfg->cost.timer_interrupt, "ns per timer interrupt")
+      ->check(kCost)
+      ->capture_default_str();
+  sub->add_option("--cost-nic-irq", cfg->cost.nic_interrupt, "ns per NIC interrupt")
+      ->check(kCost)
+      ->capture_default_str();
+  sub->add_option("--cost-other-irq", cfg->cost.other_interrupt, "ns per other interrupt")
+      ->check(kCost)
+      ->capture_default_str();
+  sub->add_option("--cost-packet", cfg->cost.packet, "ns per packet sent")
+      ->check(kCost)
+      ->capture_default_str();
+  sub->add_option("--cost-run", cfg->cost.qdisc_run, "ns per qdisc run")
+      ->check(kCost)
+      ->capture_default_str();
   sub->add_option("--compare", a->compare, "KEY=V1,V2,...: one run per fq option value");
   sub->add_flag("--json", a->json, "print JSON (an array with --compare)");
   sub->add_option("--plot", a->plot_dir, "write PNG plots (gnuplot) into DIR");
   sub->add_flag("--tc-stats", a->tc_stats, "print the `tc -s qdisc show` block (summed over queues)");
+  sub->add_flag("--soak", a->soak, "print fq's flows and packet books per sample (flows held, collected)");
+  sub->add_flag("--rss", a->rss,
+                "the process's resident set per sample and its peak (not deterministic; implies --soak)");
   sub->add_flag("-q,--quiet", a->quiet, "no progress indicator");
 }
 

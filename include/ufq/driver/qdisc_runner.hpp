@@ -126,6 +126,12 @@ class QdiscRunner {
   // Packets dequeued from the scheduler and refused by the device, waiting to
   // be sent first by the next run (they count as queued for accounting).
   std::uint32_t held() const { return held_; }
+  // Give the held packets back, next-to-send first (an environment that
+  // stops reports them as still queued).
+  template <class Fn>
+  void release_held(Fn&& fn) {
+    while (held_ > 0) fn(*held_pkts_[--held_]);
+  }
   const RunnerStats& stats() const { return st_; }
   Scheduler& scheduler() const { return *fq_; }
 

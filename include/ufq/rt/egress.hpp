@@ -25,6 +25,8 @@ struct EgressStats {
   std::uint64_t eagain = 0;
   std::uint64_t enobufs = 0;
   std::uint64_t retries = 0;       // flush() calls that retried a refused send
+  std::uint64_t eintr = 0;         // send calls interrupted by a signal (sent again)
+  std::uint64_t econnrefused_retries = 0;  // ECONNREFUSED (an earlier ICMP error) sent again once
   std::uint64_t failed = 0;        // packets given up on a hard error
   int last_errno = 0;              // of the last hard error
 };

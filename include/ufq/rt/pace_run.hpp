@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ufq/config.hpp"
+#include "ufq/rt/accounting.hpp"
 #include "ufq/rt/egress.hpp"
 #include "ufq/rt/histogram.hpp"
 #include "ufq/rt/pacer.hpp"
@@ -36,6 +37,8 @@ struct IntervalReport {
   double packets_per_wakeup = 0;
   double pps = 0;           // packets sent per second
   double pacer_cpu_pct = 0; // the pacer thread
+  std::uint64_t ring_full = 0;   // the producer found the ring full (this interval)
+  std::uint64_t pool_empty = 0;  // the producer found the pool empty (this interval)
 };
 
 struct PaceOptions {
@@ -60,6 +63,8 @@ struct PaceOptions {
   std::function<void(const IntervalReport&)> on_interval;
   // Test seam: replaces the UDP egress's sendmmsg (failure injection).
   SendmmsgFn sendmmsg;
+  // The producers -> pacer ring (a small one makes the producer outrun the pacer).
+  std::uint32_t ring_capacity = 1U << 16;
 };
 
 struct PaceReport {
@@ -91,6 +96,9 @@ struct PaceReport {
   std::array<std::uint64_t, kPacketFates> fates{};
   std::uint64_t unsent_at_exit = 0;
   std::uint64_t pool_empty = 0, ring_full = 0, late_handover = 0;
+  // produced (by the workload) = sent + dropped + failed + unsent at exit,
+  // every term (accounting.hpp); format_summary and format_json print it.
+  PacketAccounting accounting;
 
   std::uint32_t flows_measured = 0;
   double flow_rate_error_max = 0;   // |achieved / intended - 1|, worst flow

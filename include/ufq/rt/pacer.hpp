@@ -12,8 +12,11 @@
 // Every packet submitted comes back exactly once through the PacketDone
 // callback (on the pacer thread, or in stop() for what is left): sent (with
 // the time the send call returned), dropped by the scheduler (the verdict
-// says why), failed in the egress (hard error), or unsent at stop (still
-// queued in the ring, the scheduler or the egress).
+// says why), failed in the egress (hard error, counted by errno), or unsent
+// at stop (still queued in the ring, the scheduler or the egress).
+// PacerResult::accounting proves it: submitted = sent + dropped + failed +
+// unsent (accounting.hpp). Producers must have stopped submitting before
+// stop(): a packet pushed after the final sweep of the ring would be missed.
 #pragma once
 
 #include <array>
@@ -25,6 +28,7 @@
 
 #include "ufq/config.hpp"
 #include "ufq/driver/qdisc_runner.hpp"
+#include "ufq/rt/accounting.hpp"
 #include "ufq/rt/egress.hpp"
 #include "ufq/rt/mpmc_ring.hpp"
 #include "ufq/rt/sleeper.hpp"
@@ -63,6 +67,7 @@ struct PacerCounters {
   std::uint64_t doorbell_wakeups = 0;
   std::uint64_t runs = 0;            // qdisc runs
   std::uint64_t submitted = 0;       // accepted by submit()
+  std::uint64_t ring_full = 0;       // refused by submit() (the ring was full; still the caller's)
   std::uint64_t sent = 0;            // handed to the kernel
   std::uint64_t dropped = 0;         // refused by the scheduler
   std::uint64_t failed = 0;          // hard egress errors
@@ -79,6 +84,9 @@ struct PacerResult {
   PacerCounters counters;
   std::array<std::uint64_t, kPacketFates> fates{};  // packets per fate
   std::uint64_t unsent_ring = 0, unsent_scheduler = 0, unsent_egress = 0;
+  // submitted = sent + dropped + failed (by errno) + unsent (ring, scheduler,
+  // egress); produced = submitted, unsent_producer = 0 at this level.
+  PacketAccounting accounting;
   FqStats fq;                 // the scheduler's statistics at stop (before purging)
   RunnerStats runner;
   EgressStats egress;
@@ -107,6 +115,8 @@ class Pacer {
   // reported as `unsent`. Idempotent; also called by the destructor.
   void stop(Time drain_ns = 0);
   bool running() const { return thread_.joinable(); }
+  // stop() has been called (the pacer may still be draining).
+  bool stopping() const { return stop_.load(std::memory_order_acquire); }
 
   // Any thread while running, but not concurrently with stop().
   PacerCounters counters() const;
@@ -145,8 +155,9 @@ class Pacer {
   std::atomic<std::uint64_t> wakeups_{0}, timer_wakeups_{0}, doorbell_wakeups_{0}, runs_{0},
       sent_{0}, dropped_{0}, failed_{0}, blocked_waits_{0}, thread_cpu_{0}, due_without_sleep_{0},
       quota_runs_{0}, ring_rechecks_{0};
-  std::atomic<std::uint64_t> submitted_{0}, rings_{0};  // producers: fetch_add
+  std::atomic<std::uint64_t> submitted_{0}, rings_{0}, ring_full_{0};  // producers: fetch_add
   std::array<std::uint64_t, kPacketFates> fates_{};      // pacer thread only
+  ErrnoCounts failed_errno_;                             // pacer thread only
   PacerResult result_;
   bool finished_ = false;
 };

@@ -5,6 +5,10 @@
 // span flows: each message names its destination) or one connected socket
 // per flow (the connected-UDP analog; a batch is a run of one socket).
 // EAGAIN and ENOBUFS keep the packets staged for flush(); nothing is lost.
+// EINTR sends again (16 in a row count as a refused send). ECONNREFUSED (a
+// connected socket's earlier ICMP error) sends again once. Any other error,
+// or ECONNREFUSED again, fails the packets of the message that met it, each
+// reported with the errno: counted, never retried forever.
 #pragma once
 
 #include <netinet/in.h>
@@ -65,6 +69,7 @@ class UdpEgress final : public Egress {
   static constexpr std::uint32_t kStage = kMaxBulk;   // packets staged per bulk
   static constexpr std::uint32_t kMaxSegments = 64;   // per GSO message
   static constexpr std::uint32_t kMaxGsoBytes = 65000;
+  static constexpr std::uint32_t kMaxInterrupted = 16;  // EINTRs in a row before backing off
 
   std::uint32_t send_staged();
   int fd_of(std::uint32_t i) const;

@@ -41,6 +41,9 @@ struct WorkloadCounters {
   std::uint64_t pool_empty = 0;  // times the pool had no packet (retried later)
   std::uint64_t ring_full = 0;   // times the pacer's ring refused (retried later)
   std::uint64_t late_handover = 0;  // packets handed over after their departure time
+  // A packet the ring refused, still the producer's when it stopped (0 or
+  // 1): created, never submitted, so "unsent at exit" in the accounting.
+  std::uint64_t held_at_exit = 0;
 };
 
 class FlowGenerator {
@@ -78,7 +81,8 @@ class FlowGenerator {
   std::vector<std::uint32_t> seq_;     // next sequence per flow
   std::thread thread_;
   std::atomic<bool> stop_{false}, done_{false};
-  std::atomic<std::uint64_t> generated_{0}, pool_empty_{0}, ring_full_{0}, late_{0}, cpu_{0};
+  std::atomic<std::uint64_t> generated_{0}, pool_empty_{0}, ring_full_{0}, late_{0}, cpu_{0},
+      held_at_exit_{0};
 };
 
 }  // namespace ufq::rt

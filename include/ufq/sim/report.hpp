@@ -14,6 +14,15 @@ std::string vmstat_header();
 std::string vmstat_line(const SimResult& r, const Sample& s);
 // Totals over the whole run.
 std::string summary(const SimResult& r);
+// The soak view: one line per sample of fq's flows (held, idle, throttled),
+// flows started and collected so far, and whether fq's packet books balance
+// (offered = dequeued + drops + purged + qlen); with `rss`, the process's
+// resident set too (not deterministic). Then totals: flows created and
+// collected, the most fq held, the samples whose books did not balance.
+std::string soak_header(bool rss);
+std::string soak_line(const Sample& s, bool rss);
+std::string soak_summary(const SimResult& r);
+
 // The seed's before/after comparison: one column per run, ratios to the first.
 std::string compare_table(const std::vector<std::string>& labels, const std::vector<SimResult>& runs);
 

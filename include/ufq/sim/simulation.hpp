@@ -24,6 +24,8 @@ enum class TrafficModel : std::uint8_t {
   maxrate,  // unpaced owners, fq's maxrate paces them
   onoff,    // edt flows that alternate on and off periods
   pcap,     // replay of a capture: flows by 5-tuple, departures at capture times
+  churn,    // edt flows that live an exponential time, then fall silent for good and
+            // a flow with a never-seen key takes their place (`flows` stay alive)
 };
 const char* to_string(TrafficModel m);
 
@@ -59,6 +61,7 @@ struct SimConfig {
   std::uint32_t inflight = 2;        // packets a flow keeps queued (TCP small queues)
   Time on_mean = 100 * kNsecPerMsec, off_mean = 100 * kNsecPerMsec;  // onoff
   std::string pcap_file;             // pcap traffic
+  Time flow_lifetime = 30 * kNsecPerSec;  // churn: mean life of a flow (exponential)
 
   // Scheduler: one fq per transmit queue.
   FqConfig fq = [] {
@@ -100,11 +103,26 @@ EventCounts operator-(const EventCounts& a, const EventCounts& b);
 // CPU time (ns, all CPUs) the counted work costs.
 Time cpu_time(const EventCounts& n, const CostModel& m);
 
+// The schedulers' flows and packet accounting at one instant, summed over the
+// transmit queues: what a soak watches.
+struct FlowCensus {
+  std::uint64_t flows = 0;      // flows fq holds (alive or idle, not yet collected)
+  std::uint64_t inactive = 0;   // of those, detached (idle)
+  std::uint64_t throttled = 0;  // of those, waiting for their departure time
+  std::uint64_t gc_flows = 0;   // collected so far
+  std::uint64_t created = 0;    // flows the traffic has started so far
+  std::uint64_t offered = 0, dequeued = 0, drops = 0, purged = 0, qlen = 0;  // fq's packets
+  // fq's books balance: every packet offered has left, been dropped or purged, or is queued.
+  bool reconciled() const { return offered == dequeued + drops + purged + qlen; }
+};
+
 // One vmstat-like line.
 struct Sample {
   Time start = 0, end = 0;
   EventCounts n;
   Time busy = 0;  // cpu_time(n)
+  FlowCensus census;        // at `end`
+  std::uint64_t rss_kb = 0;  // the process's resident set at `end`, 0 = not measured (not deterministic)
 };
 
 struct SimResult {
@@ -121,6 +139,8 @@ struct SimResult {
   NicStats nic;                     // summed
   std::uint64_t reprograms = 0;
   std::uint64_t events = 0;         // simulation events run
+  std::uint64_t flows_created = 0;  // flows the traffic started (churn: initial + replacements)
+  std::uint64_t peak_rss_kb = 0;    // set by a caller that measures memory; 0 = not measured
 
   double seconds() const { return static_cast<double>(total.end - total.start) / 1e9; }
   double per_s(std::uint64_t n) const { return static_cast<double>(n) / seconds(); }
@@ -131,7 +151,10 @@ struct SimResult {
 // Runs the whole simulation; deterministic for a given config (incl. seed).
 // Throws std::invalid_argument for an impossible configuration.
 // `progress`, when set, is called with the simulated fraction done (0..1)
-// about fifty times per run.
-SimResult simulate(const SimConfig& cfg, const std::function<void(double)>& progress = {});
+// about fifty times per run. `on_sample`, when set, sees every sample as it
+// is taken and may fill in what the simulation cannot know deterministically
+// (the process's memory, Sample::rss_kb).
+SimResult simulate(const SimConfig& cfg, const std::function<void(double)>& progress = {},
+                   const std::function<void(Sample&)>& on_sample = {});
 
 }  // namespace ufq::sim

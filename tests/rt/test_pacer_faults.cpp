@@ -1,0 +1,640 @@
+// Fault injection in the pacer: sends failing with EAGAIN, ENOBUFS, EINTR,
+// ECONNREFUSED and other errors, signals interrupting the sleeper, a real
+// receiver that disappears, SIGTERM in the middle of a sendmmsg batch, and a
+// producer faster than the pacer. Each test asserts the whole identity
+//   submitted = sent + dropped + failed (by errno) + unsent (ring, fq, egress)
+// both from the pacer's own accounting and from what came back through the
+// callback, plus the fault's own counters. Faults come from the sendmmsg
+// seam (or real sockets and real signals); the ordering that matters is made
+// by the seam waiting for the test, never by sleeping and hoping.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "ufq/rt/clock.hpp"
+#include "ufq/rt/pacer.hpp"
+#include "ufq/rt/stop_signal.hpp"
+#include "ufq/rt/udp_egress.hpp"
+
+using namespace ufq;
+using namespace ufq::rt;
+
+namespace {
+
+constexpr Time kGenerous = 20 * kNsecPerSec;  // bounds waits; never reached unless broken
+
+std::size_t idx(PacketFate f) { return static_cast<std::size_t>(f); }
+
+// What came back through the callback, per packet.
+struct Outcome {
+  std::vector<int> fate_of;  // -1: not back
+  std::vector<Time> when;
+  std::array<std::uint64_t, kPacketFates> fates{};
+  std::uint64_t twice = 0;
+  explicit Outcome(std::size_t n) : fate_of(n, -1), when(n, 0) {}
+  PacketDone callback() {
+    return [this](Packet& p, PacketFate f, Time t) {
+      if (fate_of[p.cookie] != -1) ++twice;
+      fate_of[p.cookie] = static_cast<int>(f);
+      when[p.cookie] = t;
+      ++fates[idx(f)];
+    };
+  }
+  std::uint64_t back() const {
+    std::uint64_t s = 0;
+    for (auto v : fates) s += v;
+    return s;
+  }
+};
+
+// The identity, from both sides: the pacer's accounting and the callback.
+void expect_identity(const Pacer& pacer, const Outcome& out, std::uint64_t submitted) {
+  const PacerResult& r = pacer.result();
+  const PacketAccounting& a = r.accounting;
+  EXPECT_EQ(out.twice, 0U) << "a packet came back twice";
+  EXPECT_EQ(r.counters.submitted, submitted);
+  EXPECT_EQ(a.produced, submitted);
+  EXPECT_TRUE(a.balanced()) << a.format();
+  EXPECT_EQ(out.back(), submitted) << "every packet comes back exactly once: " << a.format();
+  EXPECT_EQ(out.fates[idx(PacketFate::sent)], a.sent);
+  EXPECT_EQ(out.fates[idx(PacketFate::drop_limit)], a.drop_limit);
+  EXPECT_EQ(out.fates[idx(PacketFate::drop_flow_limit)], a.drop_flow_limit);
+  EXPECT_EQ(out.fates[idx(PacketFate::drop_horizon)], a.drop_horizon);
+  EXPECT_EQ(out.fates[idx(PacketFate::failed)], a.failed.total());
+  EXPECT_EQ(out.fates[idx(PacketFate::unsent)], a.unsent());
+  EXPECT_EQ(a.unsent_producer, 0U);
+  EXPECT_EQ(r.egress.failed, a.failed.total());
+  EXPECT_EQ(r.counters.sent, a.sent);
+  EXPECT_EQ(r.egress.packets, a.sent);
+  EXPECT_EQ(r.fq.offered, r.fq.dequeued + r.fq.drops + r.fq.qlen);
+}
+
+void expect_never_early(const std::vector<Packet>& pkts, const Outcome& out) {
+  for (std::size_t i = 0; i < pkts.size(); ++i)
+    if (out.fate_of[i] == static_cast<int>(PacketFate::sent)) {
+      ASSERT_GE(out.when[i], pkts[i].tstamp) << "packet " << i << " left before its time";
+    }
+}
+
+struct Flows {
+  std::vector<FlowOwner> owners;
+  explicit Flows(std::size_t n) : owners(n) {
+    for (std::size_t i = 0; i < n; ++i) owners[i].id = i + 1;
+  }
+  // n packets round-robin over the flows; departures spread over `span`
+  // from t0 (t0 == 0: unstamped, due at once).
+  std::vector<Packet> packets(std::size_t n, Time t0, Time span) {
+    std::vector<Packet> pkts(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      pkts[i].len = 1242;
+      pkts[i].cookie = i;
+      pkts[i].owner = &owners[i % owners.size()];
+      pkts[i].tstamp = t0 ? t0 + span * i / n : 0;
+    }
+    return pkts;
+  }
+};
+
+// The send seam: `script(call, n)` returns messages sent (>= 0, clamped to
+// n) or -errno. It counts the messages it reported sent.
+struct ScriptedSend {
+  std::function<int(int call, unsigned n)> script;
+  std::atomic<int> calls{0};
+  std::atomic<std::uint64_t> messages_sent{0};
+  SendmmsgFn fn() {
+    return [this](int, mmsghdr*, unsigned n, int) {
+      const int s = script(calls.fetch_add(1), n);
+      if (s < 0) {
+        errno = -s;
+        return -1;
+      }
+      const int sent = std::min(s, static_cast<int>(n));
+      messages_sent.fetch_add(static_cast<std::uint64_t>(sent));
+      return sent;
+    };
+  }
+};
+
+// A UDP egress (shared socket, no GSO: one message per packet) whose sends
+// go to the script; nothing reaches the network.
+UdpEgressConfig scripted_config(ScriptedSend& s) {
+  UdpEgressConfig ec;
+  ec.dest.sin_family = AF_INET;
+  ec.dest.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ec.dest.sin_port = htons(9);
+  ec.gso = false;
+  ec.describe = [](const Packet& p) {
+    Datagram d;
+    d.socket = static_cast<std::uint32_t>(p.owner->id - 1);
+    d.payload = 1200;
+    d.header.flow = static_cast<std::uint32_t>(p.owner->id - 1);
+    d.header.seq = static_cast<std::uint32_t>(p.cookie);
+    return d;
+  };
+  ec.send = s.fn();
+  return ec;
+}
+
+bool wait_for(const std::function<bool()>& cond, Time limit = kGenerous) {
+  const Time until = mono_now() + limit;
+  while (!cond()) {
+    if (mono_now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+void submit_all(Pacer& pacer, std::vector<Packet>& pkts, std::size_t from = 0,
+                std::size_t to = SIZE_MAX) {
+  to = std::min(to, pkts.size());
+  for (std::size_t i = from; i < to; ++i)
+    while (!pacer.submit(pkts[i])) std::this_thread::yield();
+}
+
+}  // namespace
+
+// A long run of EAGAIN (a full socket buffer): every packet waits, then leaves.
+TEST(PacerFaults, EagainStormDelaysButLosesNothing) {
+  Flows flows(40);  // 50 packets per flow: below flow_limit, so fq drops none
+  auto pkts = flows.packets(2000, mono_now() + 2 * kNsecPerMsec, 40 * kNsecPerMsec);
+  Outcome out(pkts.size());
+  ScriptedSend s;
+  s.script = [](int call, unsigned n) {
+    if (call >= 3 && call < 503) return -EAGAIN;  // 500 refusals in a row
+    return call % 2 ? static_cast<int>(n) : static_cast<int>(n + 1) / 2;  // partial sends too
+  };
+  UdpEgress egress(scripted_config(s));
+  Pacer pacer(PacerConfig{}, egress, out.callback());
+  pacer.start();
+  submit_all(pacer, pkts);
+  pacer.stop(kGenerous);
+  expect_identity(pacer, out, pkts.size());
+  const PacerResult& r = pacer.result();
+  EXPECT_EQ(r.accounting.sent, pkts.size());
+  EXPECT_EQ(r.accounting.sent, s.messages_sent.load());
+  EXPECT_GE(r.egress.eagain, 500U);
+  EXPECT_EQ(r.egress.blocked, r.egress.eagain);
+  EXPECT_GT(r.counters.blocked_waits, 0U);
+  expect_never_early(pkts, out);
+}
+
+// EAGAIN that never ends: the drain is bounded and what is left is reported
+// where it is (staged in the egress, queued in fq).
+TEST(PacerFaults, EagainForeverEndsTheDrainWithPacketsUnsent) {
+  Flows flows(10);
+  auto pkts = flows.packets(1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+  Outcome out(pkts.size());
+  ScriptedSend s;
+  s.script = [&s](int, unsigned n) {
+    if (s.messages_sent.load() >= 100) return -EAGAIN;
+    return static_cast<int>(std::min(n, 7U));
+  };
+  UdpEgress egress(scripted_config(s));
+  Pacer pacer(PacerConfig{}, egress, out.callback());
+  pacer.start();
+  submit_all(pacer, pkts);
+  ASSERT_TRUE(wait_for([&] { return s.messages_sent.load() >= 100; }));
+  pacer.stop(200 * kNsecPerMsec);  // returns although the egress never recovers
+  expect_identity(pacer, out, pkts.size());
+  const PacerResult& r = pacer.result();
+  EXPECT_EQ(r.accounting.sent, s.messages_sent.load());
+  EXPECT_GT(r.accounting.unsent_egress, 0U) << "the refused batch stays staged until stop";
+  EXPECT_EQ(r.accounting.sent + r.accounting.unsent(), pkts.size());
+  EXPECT_EQ(r.accounting.failed.total(), 0U);
+  EXPECT_GT(r.egress.eagain, 0U);
+}
+
+TEST(PacerFaults, EnobufsWithPartialSendsResumesInOrder) {
+  Flows flows(30);
+  auto pkts = flows.packets(1500, 0, 0);  // unstamped: big batches at once
+  Outcome out(pkts.size());
+  ScriptedSend s;
+  s.script = [](int call, unsigned n) {
+    if (call % 3 == 1) return -ENOBUFS;
+    return static_cast<int>(n / 2 + 1);  // part of the batch
+  };
+  UdpEgress egress(scripted_config(s));
+  std::vector<std::uint64_t> order;
+  order.reserve(pkts.size());
+  auto cb = out.callback();
+  Pacer pacer(PacerConfig{}, egress, [&](Packet& p, PacketFate f, Time t) {
+    if (f == PacketFate::sent && p.owner->id == 1) order.push_back(p.cookie);
+    cb(p, f, t);
+  });
+  pacer.start();
+  submit_all(pacer, pkts);
+  pacer.stop(kGenerous);
+  expect_identity(pacer, out, pkts.size());
+  const PacerResult& r = pacer.result();
+  EXPECT_EQ(r.accounting.sent, pkts.size());
+  EXPECT_GT(r.egress.enobufs, 0U);
+  EXPECT_EQ(r.egress.eagain, 0U);
+  ASSERT_EQ(order.size(), 50U);
+  for (std::size_t i = 1; i < order.size(); ++i) ASSERT_LT(order[i - 1], order[i]) << "flow 1 reordered";
+}
+
+// A send interrupted by a signal (EINTR) is sent again; a storm of them is
+// treated as a refused send, so the pacer stays responsive to stop().
+TEST(PacerFaults, EintrIsSentAgainAndAStormCannotSpinForever) {
+  {
+    Flows flows(20);
+    auto pkts = flows.packets(1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+    Outcome out(pkts.size());
+    ScriptedSend s;
+    s.script = [](int call, unsigned n) { return call % 3 == 0 ? -EINTR : static_cast<int>(n); };
+    UdpEgress egress(scripted_config(s));
+    Pacer pacer(PacerConfig{}, egress, out.callback());
+    pacer.start();
+    submit_all(pacer, pkts);
+    pacer.stop(kGenerous);
+    expect_identity(pacer, out, pkts.size());
+    EXPECT_EQ(pacer.result().accounting.sent, pkts.size());
+    EXPECT_GT(pacer.result().egress.eintr, 0U);
+    expect_never_early(pkts, out);
+  }
+  {
+    Flows flows(10);
+    auto pkts = flows.packets(500, 0, 0);
+    Outcome out(pkts.size());
+    ScriptedSend s;
+    s.script = [](int call, unsigned n) { return call < 2 ? static_cast<int>(n) : -EINTR; };
+    UdpEgress egress(scripted_config(s));
+    Pacer pacer(PacerConfig{}, egress, out.callback());
+    pacer.start();
+    submit_all(pacer, pkts);
+    ASSERT_TRUE(wait_for([&] { return s.calls.load() > 200; }));
+    pacer.stop(100 * kNsecPerMsec);
+    expect_identity(pacer, out, pkts.size());
+    const PacerResult& r = pacer.result();
+    EXPECT_EQ(r.accounting.sent, s.messages_sent.load());
+    EXPECT_GT(r.accounting.unsent_egress, 0U);
+    EXPECT_EQ(r.accounting.failed.total(), 0U) << "EINTR never fails a packet";
+    EXPECT_GT(r.counters.blocked_waits, 0U) << "the storm was handed back to the pacer loop";
+  }
+}
+
+namespace {
+std::atomic<int> g_usr1{0};
+extern "C" void on_usr1(int) { g_usr1.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace
+
+// Real signals (no SA_RESTART) hit the pacer thread while it sleeps: every
+// strategy goes back to sleep or re-plans; nothing leaves early, nothing is
+// lost.
+TEST(PacerFaults, SignalsInterruptingTheSleeperLoseNothing) {
+  struct sigaction sa {}, old {};
+  sa.sa_handler = on_usr1;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  ASSERT_EQ(::sigaction(SIGUSR1, &sa, &old), 0);
+  for (TimerKind k : {TimerKind::nanosleep, TimerKind::epoll, TimerKind::timerfd,
+                      TimerKind::hybrid, TimerKind::tick}) {
+    SCOPED_TRACE(to_string(k));
+    Flows flows(10);
+    auto pkts = flows.packets(300, mono_now() + 5 * kNsecPerMsec, 150 * kNsecPerMsec);
+    Outcome out(pkts.size());
+    ScriptedSend s;
+    s.script = [](int, unsigned n) { return static_cast<int>(n); };
+    UdpEgress egress(scripted_config(s));
+    PacerConfig cfg;
+    cfg.sleeper.kind = k;
+    cfg.sleeper.tick_ns = 200 * kNsecPerUsec;
+    Pacer pacer(cfg, egress, out.callback());
+    pacer.start();
+    submit_all(pacer, pkts);
+    g_usr1 = 0;
+    std::atomic<bool> done{false};
+    std::thread signaller([&] {
+      // At least 50 signals, even if the packets are all gone before this
+      // thread runs (the pacer thread lives until stop()).
+      for (int sent = 0; !done.load() || sent < 50; ++sent) {
+        ::pthread_kill(pacer.native_handle(), SIGUSR1);
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+      }
+    });
+    const bool all = wait_for([&] { return pacer.counters().sent == pkts.size(); });
+    done = true;
+    signaller.join();
+    EXPECT_TRUE(all);
+    pacer.stop(kGenerous);
+    EXPECT_GT(g_usr1.load(), 0);
+    expect_identity(pacer, out, pkts.size());
+    EXPECT_EQ(pacer.result().accounting.sent, pkts.size());
+    expect_never_early(pkts, out);
+  }
+  ::sigaction(SIGUSR1, &old, nullptr);
+}
+
+// ECONNREFUSED once (an earlier ICMP error on a connected socket): the send is
+// repeated and nothing fails.
+TEST(PacerFaults, TransientEconnrefusedIsSentAgainOnce) {
+  Flows flows(20);
+  auto pkts = flows.packets(1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+  Outcome out(pkts.size());
+  ScriptedSend s;
+  s.script = [](int call, unsigned n) { return call % 5 == 0 ? -ECONNREFUSED : static_cast<int>(n); };
+  UdpEgress egress(scripted_config(s));
+  Pacer pacer(PacerConfig{}, egress, out.callback());
+  pacer.start();
+  submit_all(pacer, pkts);
+  pacer.stop(kGenerous);
+  expect_identity(pacer, out, pkts.size());
+  const PacerResult& r = pacer.result();
+  EXPECT_EQ(r.accounting.sent, pkts.size());
+  EXPECT_EQ(r.accounting.failed.total(), 0U);
+  EXPECT_GT(r.egress.econnrefused_retries, 0U);
+}
+
+// Errors that do not go away: each message is tried (ECONNREFUSED: once more)
+// and its packets are failed with that errno. No spinning: the number of
+// send calls is bounded by the messages.
+TEST(PacerFaults, PersistentSendErrorsFailPacketsWithTheirErrno) {
+  for (int err : {ECONNREFUSED, EPERM, EMSGSIZE, EHOSTUNREACH, ENETUNREACH, EACCES}) {
+    SCOPED_TRACE(ErrnoCounts::name(err));
+    Flows flows(10);
+    auto pkts = flows.packets(600, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+    Outcome out(pkts.size());
+    ScriptedSend s;
+    s.script = [err](int call, unsigned n) { return call < 5 ? static_cast<int>(n) : -err; };
+    UdpEgress egress(scripted_config(s));
+    Pacer pacer(PacerConfig{}, egress, out.callback());
+    pacer.start();
+    submit_all(pacer, pkts);
+    pacer.stop(kGenerous);
+    expect_identity(pacer, out, pkts.size());
+    const PacketAccounting& a = pacer.result().accounting;
+    EXPECT_EQ(a.sent, s.messages_sent.load());
+    EXPECT_EQ(a.sent + a.failed.total(), pkts.size()) << a.format();
+    EXPECT_EQ(a.failed[err], a.failed.total()) << a.format();
+    EXPECT_GT(a.failed[err], 0U);
+    EXPECT_EQ(a.unsent(), 0U);
+    // One call per failed message, plus at most one retry per batch for
+    // ECONNREFUSED, plus the 5 that succeeded.
+    EXPECT_LE(static_cast<std::uint64_t>(s.calls.load()), 2 * a.failed.total() + 5);
+  }
+}
+
+namespace {
+
+struct LoopbackReceiver {
+  int fd = -1;
+  sockaddr_in addr{};
+  LoopbackReceiver() {
+    fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int buf = 8 << 20;
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) != 0)
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  }
+  ~LoopbackReceiver() { close(); }
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  // Reads until `n` datagrams have arrived (or the generous limit).
+  std::uint64_t read(std::uint64_t n) {
+    std::uint64_t got = 0;
+    const Time until = mono_now() + kGenerous;
+    while (got < n && mono_now() < until) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      std::uint8_t buf[2048];
+      while (::recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0) ++got;
+    }
+    return got;
+  }
+};
+
+}  // namespace
+
+// A real receiver on loopback goes away in the middle: its port is closed
+// between the first and the second half of the packets. Connected per-flow
+// sockets then get ICMP port unreachable back, so later sends report
+// ECONNREFUSED (sent again once, then failed); the shared unconnected socket
+// gets no error and its packets are sent and lost. Either way every packet is
+// sent or failed with ECONNREFUSED, and the identity holds.
+TEST(PacerFaults, ReceiverDisappearsMidRun) {
+  for (auto sockets : {UdpEgressConfig::Sockets::per_flow, UdpEgressConfig::Sockets::shared}) {
+    const bool per_flow = sockets == UdpEgressConfig::Sockets::per_flow;
+    SCOPED_TRACE(per_flow ? "per-flow connected sockets" : "shared socket");
+    LoopbackReceiver rx;
+    Flows flows(8);
+    auto pkts = flows.packets(800, 0, 0);
+    Outcome out(pkts.size());
+    UdpEgressConfig ec;
+    ec.sockets = sockets;
+    ec.flows = 8;
+    ec.dest = rx.addr;
+    ec.describe = [](const Packet& p) {
+      Datagram d;
+      d.socket = static_cast<std::uint32_t>(p.owner->id - 1);
+      d.payload = 200;
+      d.header.flow = d.socket;
+      d.header.seq = static_cast<std::uint32_t>(p.cookie);
+      return d;
+    };
+    UdpEgress egress(ec);
+    Pacer pacer(PacerConfig{}, egress, out.callback());
+    pacer.start();
+    // Each half spread over 40 ms so that each flow sends many separate
+    // batches (after the close, each ICMP error surfaces on a later send).
+    auto spread = [&](std::size_t from) {
+      const Time t0 = mono_now();
+      for (std::size_t i = from; i < from + 400; ++i) pkts[i].tstamp = t0 + (i - from) * 100 * kNsecPerUsec;
+    };
+    spread(0);
+    submit_all(pacer, pkts, 0, 400);
+    ASSERT_EQ(rx.read(400), 400U) << "loopback delivers the first half";
+    rx.close();
+    spread(400);
+    submit_all(pacer, pkts, 400);
+    pacer.stop(kGenerous);
+    expect_identity(pacer, out, pkts.size());
+    const PacketAccounting& a = pacer.result().accounting;
+    const EgressStats& e = pacer.result().egress;
+    EXPECT_EQ(a.sent + a.failed.total(), pkts.size()) << a.format();
+    EXPECT_EQ(a.failed[ECONNREFUSED], a.failed.total()) << a.format();
+    EXPECT_GE(a.sent, 400U);
+    if (per_flow) {
+      EXPECT_GT(e.econnrefused_retries + a.failed.total(), 0U)
+          << "the closed port must surface on connected sockets: " << a.format();
+    } else {
+      EXPECT_EQ(a.failed.total(), 0U) << "an unconnected socket hears no ICMP errors";
+    }
+  }
+}
+
+// SIGTERM arrives while a sendmmsg batch is half done: the seam raises it from
+// the pacer thread, waits until the run has asked the pacer to stop, reports
+// half the batch sent, and refuses the rest (EAGAIN). Without a drain the
+// other half stays staged in the egress and the rest in fq, all reported
+// unsent; with a drain everything leaves.
+TEST(PacerFaults, SigtermInTheMiddleOfABatch) {
+  for (Time drain : {Time{0}, kGenerous}) {
+    SCOPED_TRACE(drain ? "with drain" : "no drain");
+    StopSignal signals;
+    Flows flows(40);
+    auto pkts = flows.packets(3000, 0, 0);  // all due: full batches (75 per flow, under flow_limit)
+    Outcome out(pkts.size());
+    Pacer* pacer_ptr = nullptr;
+    std::atomic<unsigned> batch{0};
+    ScriptedSend s;
+    s.script = [&](int call, unsigned n) {
+      if (call < 2) return static_cast<int>(n);
+      if (call == 2) {
+        batch = n;
+        ::raise(SIGTERM);  // on the pacer thread, inside the batch
+        wait_for([&] { return pacer_ptr->stopping(); });
+        return static_cast<int>(n / 2);
+      }
+      if (call == 3) return -EAGAIN;
+      return static_cast<int>(n);
+    };
+    UdpEgress egress(scripted_config(s));
+    Pacer pacer(PacerConfig{}, egress, out.callback());
+    pacer_ptr = &pacer;
+    submit_all(pacer, pkts);  // before start: the ring holds them all
+    pacer.start();
+    ASSERT_TRUE(wait_for([&] { return signals.requested(); }));
+    EXPECT_EQ(StopSignal::signal_number(), SIGTERM);
+    pacer.stop(drain);
+    expect_identity(pacer, out, pkts.size());
+    const PacketAccounting& a = pacer.result().accounting;
+    EXPECT_EQ(a.sent, s.messages_sent.load());
+    EXPECT_EQ(a.failed.total(), 0U);
+    ASSERT_GT(batch.load(), 1U);
+    if (drain) {
+      EXPECT_EQ(a.sent, pkts.size());
+    } else {
+      EXPECT_EQ(a.unsent_egress, batch - batch / 2) << "the half of the batch not sent";
+      EXPECT_GT(a.unsent_scheduler, 0U);
+      EXPECT_EQ(a.unsent_ring, 0U);
+      EXPECT_EQ(a.sent + a.unsent(), pkts.size()) << a.format();
+    }
+  }
+}
+
+// A producer faster than the pacer: the pacer is held in its first send
+// until the bounded ring has refused the producer; the producer drops what
+// is refused and counts it. offered = refused at the producer + submitted,
+// and the pacer counted the same refusals.
+TEST(PacerFaults, ProducerOutrunsThePacerRingFull) {
+  Flows flows(64);
+  auto pkts = flows.packets(4000, 0, 0);  // 63 per flow at most: fq drops none
+  Outcome out(pkts.size());
+  std::atomic<std::uint64_t> refused{0};
+  ScriptedSend s;
+  s.script = [&](int call, unsigned n) {
+    if (call == 0) wait_for([&] { return refused.load() > 0; });
+    return static_cast<int>(n);
+  };
+  UdpEgress egress(scripted_config(s));
+  PacerConfig cfg;
+  cfg.ring_capacity = 8;
+  Pacer pacer(cfg, egress, out.callback());
+  pacer.start();
+  // The first packet starts the pacer's first send; the rest come once it
+  // is held there, so the ring must fill.
+  ASSERT_TRUE(pacer.submit(pkts[0]));
+  ASSERT_TRUE(wait_for([&] { return s.calls.load() > 0; }));
+  std::uint64_t submitted = 1;
+  for (std::size_t i = 1; i < pkts.size(); ++i) {
+    Packet& p = pkts[i];
+    if (pacer.submit(p))
+      ++submitted;
+    else
+      refused.fetch_add(1);  // a real-time producer drops what cannot be queued
+  }
+  pacer.stop(kGenerous);
+  EXPECT_GT(refused.load(), 0U);
+  EXPECT_EQ(submitted + refused.load(), pkts.size());
+  EXPECT_EQ(pacer.result().counters.ring_full, refused.load());
+  expect_identity(pacer, out, submitted);
+  EXPECT_EQ(pacer.result().accounting.sent, submitted);
+}
+
+// fq's own drops come back with their reason while the egress also fails.
+TEST(PacerFaults, SchedulerDropsAndSendErrorsTogether) {
+  Flows flows(2);
+  auto pkts = flows.packets(400, mono_now() + 20 * kNsecPerMsec, 50 * kNsecPerMsec);
+  Outcome out(pkts.size());
+  ScriptedSend s;
+  // The first call fails whatever the batching (a late start may send all at once).
+  s.script = [](int call, unsigned n) { return call % 4 == 0 ? -EPERM : static_cast<int>(n); };
+  UdpEgress egress(scripted_config(s));
+  PacerConfig cfg;
+  cfg.fq.flow_limit = 50;
+  Pacer pacer(cfg, egress, out.callback());
+  submit_all(pacer, pkts);  // before start: all enqueued at once
+  pacer.start();
+  pacer.stop(kGenerous);
+  expect_identity(pacer, out, pkts.size());
+  const PacketAccounting& a = pacer.result().accounting;
+  // 2 flows x (200 - 50) = 300 unless the start was so late that some
+  // packets were already due and took fq's fast path (no flow_limit).
+  EXPECT_GT(a.drop_flow_limit, 200U) << a.format();
+  EXPECT_GT(a.failed[EPERM], 0U);
+  EXPECT_EQ(a.failed[EPERM], a.failed.total());
+  EXPECT_EQ(a.sent + a.failed.total() + a.drop_flow_limit, pkts.size()) << a.format();
+}
+
+namespace {
+
+// Says it has room, then refuses every packet after the first `accept`:
+// the driver loop keeps the refused packets (a requeue) to send first.
+class RefusingEgress final : public Egress {
+ public:
+  explicit RefusingEgress(std::uint32_t accept) : accept_(accept) {}
+  std::uint32_t tx_room() override { return 64; }
+  bool xmit(Packet& p, bool) override {
+    if (accepted_ >= accept_) return false;
+    ++accepted_;
+    ++stats_.packets;
+    complete(p, TxResult::sent, mono_now());
+    return true;
+  }
+  std::uint32_t flush() override { return 0; }
+  std::uint32_t pending() const override { return 0; }
+  void abandon(const std::function<void(Packet&)>&) override {}
+  const char* describe() const override { return "refusing"; }
+
+ private:
+  std::uint32_t accept_;
+  std::uint32_t accepted_ = 0;
+};
+
+}  // namespace
+
+// A device that refuses what it said it had room for: the packets the driver
+// loop holds for the next run come back unsent at stop, through the callback.
+TEST(PacerFaults, PacketsHeldByTheDriverLoopAreReportedAtStop) {
+  Flows flows(10);
+  auto pkts = flows.packets(200, 0, 0);
+  Outcome out(pkts.size());
+  RefusingEgress egress(30);
+  Pacer pacer(PacerConfig{}, egress, out.callback());
+  submit_all(pacer, pkts);
+  pacer.start();
+  ASSERT_TRUE(wait_for([&] { return pacer.counters().runs > 2; }));
+  pacer.stop(0);
+  expect_identity(pacer, out, pkts.size());
+  const PacketAccounting& a = pacer.result().accounting;
+  EXPECT_EQ(a.sent, 30U);
+  EXPECT_GT(a.unsent_egress, 0U) << a.format();
+  EXPECT_GT(pacer.result().runner.requeues, 0U);
+  EXPECT_EQ(a.sent + a.unsent_egress + a.unsent_scheduler, pkts.size());
+}

@@ -1,0 +1,25 @@
+// What a `ufq sim` plan costs, estimated before anything is allocated: the
+// memory of its flows, packets, flow tables and samples, and the number of
+// events it would simulate. A plan over either bound is refused with a
+// message naming the options that drive it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "ufq/sim/simulation.hpp"
+
+namespace ufq::cli {
+
+// At most this many samples (--duration / --interval) per run.
+inline constexpr double kMaxSimSamples = 1e6;
+// At most this many simulated events (packets, timer ticks, interrupts, flow
+// switches) per invocation: some hours of CPU at the simulator's few million
+// packets per second. Longer runs are split into shorter ones.
+inline constexpr double kMaxSimEvents = 1e11;
+
+// Refusal text for `runs` runs of `cfg` (--compare: one per value, with
+// `cfg.fq` the largest flow table among them), or empty when the plan fits.
+std::string check_sim_plan(const sim::SimConfig& cfg, std::size_t runs);
+
+}  // namespace ufq::cli

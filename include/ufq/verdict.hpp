@@ -5,8 +5,11 @@
 
 namespace ufq {
 
-// Anything but `queued` means the scheduler refused the packet: it is handed
-// back untouched (still owned by the caller) and counted in the stats.
+// Anything but `queued` means the scheduler refused the packet: it stays the
+// caller's and is counted in the stats. Its caller-set fields are as given,
+// except that a packet refused for `flow_limit` may carry a `tstamp` already
+// capped to now + horizon (horizon_drop off), as the kernel rewrites the
+// skb's time stamp before it looks up the flow.
 enum class Verdict : std::uint8_t {
   queued,
   drop_limit,       // `limit` reached (global in 5.7, per band in latest): drops / band_drops

@@ -350,7 +350,8 @@ class FastFqScheduler::Impl {
       return &internal_;
     }
 
-    if (age_head_ != kNil) {
+    // gc() stops at the first flow not yet idle long enough: test the oldest here.
+    if (age_head_ != kNil && gc_candidate(&flows_[age_head_], now)) {
       if (latest_)
         gc(key, now, kGcMaxLatest);
       else if (flows_n_ >= (2U << cfg_.buckets_log) && inactive_flows_ > flows_n_ / 2)
@@ -565,7 +566,7 @@ class FastFqScheduler::Impl {
       delayed_.pop(from_lane);
       --throttled_flows_;
       add_tail(f, FlowState::old_list);
-      prefetch_due_soon();
+      if (flows_.size() > kPrefetchFlows) prefetch_due_soon();
     }
   }
 
@@ -573,6 +574,8 @@ class FastFqScheduler::Impl {
   // sent (or appended to) next: with many flows those are cache misses, so
   // fetch the flow record a few releases ahead and, once it has arrived, the
   // packet it points at. A stale entry only costs a useless prefetch.
+  // Below this many flows their records stay in the L2 cache: no prefetching.
+  static constexpr std::size_t kPrefetchFlows = 4096;
   void prefetch_due_soon() {
     static constexpr std::size_t kFlowAhead = 8, kPacketAhead = 4;
     if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx]);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 
 namespace ufq::diff {
 
@@ -31,6 +32,17 @@ class Source {
   T one_of(std::initializer_list<T> values) {
     return values.begin()[next(values.size())];
   }
+};
+
+// The unit tests' source: a seeded PRNG that never runs out.
+class PrngSource : public Source {
+ public:
+  explicit PrngSource(std::uint64_t seed) : rng_(seed) {}
+  std::uint64_t next(std::uint64_t n) override { return n ? rng_() % n : 0; }
+  bool done() const override { return false; }
+
+ private:
+  std::mt19937_64 rng_;
 };
 
 }  // namespace ufq::diff

@@ -11,15 +11,7 @@
 namespace ufq::test {
 namespace {
 
-class Prng : public diff::Source {
- public:
-  explicit Prng(std::uint64_t seed) : rng_(seed) {}
-  std::uint64_t next(std::uint64_t n) override { return n ? rng_() % n : 0; }
-  bool done() const override { return false; }
-
- private:
-  std::mt19937_64 rng_;
-};
+using Prng = diff::PrngSource;
 
 struct Variant {
   const char* name;

@@ -14,25 +14,15 @@
 
 #include "ufq/rt/udp_egress.hpp"
 
+#include "loopback_socket.hpp"
+
 using namespace ufq;
 using namespace ufq::rt;
 
 namespace {
 
-struct LoopbackSocket {
-  int fd = -1;
-  sockaddr_in addr{};
-  LoopbackSocket() {
-    fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int buf = 8 << 20;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf));
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  }
-  ~LoopbackSocket() { ::close(fd); }
+// Reads back the wire headers of what arrived.
+struct HeaderReceiver : LoopbackSocket {
   // Datagrams received within `ms` of quiet; their flows.
   std::vector<WireHeader> read_all(int ms = 300) {
     std::vector<WireHeader> out;
@@ -165,7 +155,7 @@ TEST(UdpEgress, AbandonReturnsPendingPackets) {
 }
 
 TEST(UdpEgress, RealLoopbackSendWithGso) {
-  LoopbackSocket rx;
+  HeaderReceiver rx;
   Harness h(40, 2);
   UdpEgressConfig c = h.config(true, rx.addr);
   c.send = nullptr;  // the real sendmmsg
@@ -185,7 +175,7 @@ TEST(UdpEgress, RealLoopbackSendWithGso) {
 }
 
 TEST(UdpEgress, RealLoopbackPerFlowSockets) {
-  LoopbackSocket rx;
+  HeaderReceiver rx;
   Harness h(30, 3);
   UdpEgressConfig c = h.config(true, rx.addr);
   c.send = nullptr;

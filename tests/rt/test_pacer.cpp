@@ -13,31 +13,12 @@
 #include "ufq/rt/sink_egress.hpp"
 #include "ufq/rt/udp_egress.hpp"
 
+#include "packet_outcome.hpp"
+
 using namespace ufq;
 using namespace ufq::rt;
 
 namespace {
-
-struct Outcome {
-  std::vector<int> fate_of;        // per packet index, -1 = not back yet
-  std::vector<Time> when;
-  std::array<std::uint64_t, kPacketFates> fates{};
-  std::uint64_t twice = 0;
-  explicit Outcome(std::size_t n) : fate_of(n, -1), when(n, 0) {}
-  PacketDone callback() {
-    return [this](Packet& p, PacketFate f, Time t) {
-      if (fate_of[p.cookie] != -1) ++twice;
-      fate_of[p.cookie] = static_cast<int>(f);
-      when[p.cookie] = t;
-      ++fates[static_cast<std::size_t>(f)];
-    };
-  }
-  std::uint64_t total() const {
-    std::uint64_t s = 0;
-    for (auto v : fates) s += v;
-    return s;
-  }
-};
 
 // n packets over `flows` owners, departures spread evenly over `span` from `t0`.
 std::vector<Packet> make_packets(std::size_t n, std::vector<FlowOwner>& owners, Time t0, Time span) {

@@ -26,6 +26,9 @@
 #include "ufq/rt/stop_signal.hpp"
 #include "ufq/rt/udp_egress.hpp"
 
+#include "loopback_socket.hpp"
+#include "packet_outcome.hpp"
+
 using namespace ufq;
 using namespace ufq::rt;
 
@@ -35,28 +38,6 @@ constexpr Time kGenerous = 20 * kNsecPerSec;  // bounds waits; never reached unl
 
 std::size_t idx(PacketFate f) { return static_cast<std::size_t>(f); }
 
-// What came back through the callback, per packet.
-struct Outcome {
-  std::vector<int> fate_of;  // -1: not back
-  std::vector<Time> when;
-  std::array<std::uint64_t, kPacketFates> fates{};
-  std::uint64_t twice = 0;
-  explicit Outcome(std::size_t n) : fate_of(n, -1), when(n, 0) {}
-  PacketDone callback() {
-    return [this](Packet& p, PacketFate f, Time t) {
-      if (fate_of[p.cookie] != -1) ++twice;
-      fate_of[p.cookie] = static_cast<int>(f);
-      when[p.cookie] = t;
-      ++fates[idx(f)];
-    };
-  }
-  std::uint64_t back() const {
-    std::uint64_t s = 0;
-    for (auto v : fates) s += v;
-    return s;
-  }
-};
-
 // The identity, from both sides: the pacer's accounting and the callback.
 void expect_identity(const Pacer& pacer, const Outcome& out, std::uint64_t submitted) {
   const PacerResult& r = pacer.result();
@@ -65,7 +46,7 @@ void expect_identity(const Pacer& pacer, const Outcome& out, std::uint64_t submi
   EXPECT_EQ(r.counters.submitted, submitted);
   EXPECT_EQ(a.produced, submitted);
   EXPECT_TRUE(a.balanced()) << a.format();
-  EXPECT_EQ(out.back(), submitted) << "every packet comes back exactly once: " << a.format();
+  EXPECT_EQ(out.total(), submitted) << "every packet comes back exactly once: " << a.format();
   EXPECT_EQ(out.fates[idx(PacketFate::sent)], a.sent);
   EXPECT_EQ(out.fates[idx(PacketFate::drop_limit)], a.drop_limit);
   EXPECT_EQ(out.fates[idx(PacketFate::drop_flow_limit)], a.drop_flow_limit);
@@ -161,82 +142,107 @@ void submit_all(Pacer& pacer, std::vector<Packet>& pkts, std::size_t from = 0,
     while (!pacer.submit(pkts[i])) std::this_thread::yield();
 }
 
+// One pacer run against a scripted egress: `nflows` flows, `n` packets
+// (stamped as Flows::packets), the callback's outcome, and the send seam,
+// whose `script` the test sets before starting. Not movable: the egress and
+// the pacer hold references into it.
+struct ScriptedRun {
+  Flows flows;
+  std::vector<Packet> pkts;
+  Outcome out;
+  ScriptedSend send;
+  UdpEgress egress;
+  Pacer pacer;
+
+  // `observe` (if set) also sees every packet, before the outcome does.
+  ScriptedRun(std::size_t nflows, std::size_t n, Time t0, Time span, const PacerConfig& cfg = {},
+              PacketDone observe = {})
+      : flows(nflows),
+        pkts(flows.packets(n, t0, span)),
+        out(pkts.size()),
+        egress(scripted_config(send)),
+        pacer(cfg, egress, observe ? both(std::move(observe), out.callback()) : out.callback()) {}
+  ScriptedRun(const ScriptedRun&) = delete;
+  ScriptedRun& operator=(const ScriptedRun&) = delete;
+
+  // The usual order: start the pacer, then submit every packet.
+  void start() {
+    pacer.start();
+    submit_all(pacer, pkts);
+  }
+  // Stops (draining for at most `drain`) and checks the identity for every packet.
+  void stop(Time drain) {
+    pacer.stop(drain);
+    expect_identity(pacer, out, pkts.size());
+  }
+  // The whole usual run: start, submit all, drain, check the identity.
+  const PacerResult& pace() {
+    start();
+    stop(kGenerous);
+    return pacer.result();
+  }
+
+ private:
+  static PacketDone both(PacketDone first, PacketDone second) {
+    return [first = std::move(first), second = std::move(second)](Packet& p, PacketFate f, Time t) {
+      first(p, f, t);
+      second(p, f, t);
+    };
+  }
+};
+
 }  // namespace
 
 // A long run of EAGAIN (a full socket buffer): every packet waits, then leaves.
 TEST(PacerFaults, EagainStormDelaysButLosesNothing) {
-  Flows flows(40);  // 50 packets per flow: below flow_limit, so fq drops none
-  auto pkts = flows.packets(2000, mono_now() + 2 * kNsecPerMsec, 40 * kNsecPerMsec);
-  Outcome out(pkts.size());
-  ScriptedSend s;
-  s.script = [](int call, unsigned n) {
+  // 50 packets per flow: below flow_limit, so fq drops none
+  ScriptedRun run(40, 2000, mono_now() + 2 * kNsecPerMsec, 40 * kNsecPerMsec);
+  run.send.script = [](int call, unsigned n) {
     if (call >= 3 && call < 503) return -EAGAIN;  // 500 refusals in a row
     return call % 2 ? static_cast<int>(n) : static_cast<int>(n + 1) / 2;  // partial sends too
   };
-  UdpEgress egress(scripted_config(s));
-  Pacer pacer(PacerConfig{}, egress, out.callback());
-  pacer.start();
-  submit_all(pacer, pkts);
-  pacer.stop(kGenerous);
-  expect_identity(pacer, out, pkts.size());
-  const PacerResult& r = pacer.result();
-  EXPECT_EQ(r.accounting.sent, pkts.size());
-  EXPECT_EQ(r.accounting.sent, s.messages_sent.load());
+  const PacerResult& r = run.pace();
+  EXPECT_EQ(r.accounting.sent, run.pkts.size());
+  EXPECT_EQ(r.accounting.sent, run.send.messages_sent.load());
   EXPECT_GE(r.egress.eagain, 500U);
   EXPECT_EQ(r.egress.blocked, r.egress.eagain);
   EXPECT_GT(r.counters.blocked_waits, 0U);
-  expect_never_early(pkts, out);
+  expect_never_early(run.pkts, run.out);
 }
 
 // EAGAIN that never ends: the drain is bounded and what is left is reported
 // where it is (staged in the egress, queued in fq).
 TEST(PacerFaults, EagainForeverEndsTheDrainWithPacketsUnsent) {
-  Flows flows(10);
-  auto pkts = flows.packets(1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
-  Outcome out(pkts.size());
-  ScriptedSend s;
+  ScriptedRun run(10, 1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+  ScriptedSend& s = run.send;
   s.script = [&s](int, unsigned n) {
     if (s.messages_sent.load() >= 100) return -EAGAIN;
     return static_cast<int>(std::min(n, 7U));
   };
-  UdpEgress egress(scripted_config(s));
-  Pacer pacer(PacerConfig{}, egress, out.callback());
-  pacer.start();
-  submit_all(pacer, pkts);
+  run.start();
   ASSERT_TRUE(wait_for([&] { return s.messages_sent.load() >= 100; }));
-  pacer.stop(200 * kNsecPerMsec);  // returns although the egress never recovers
-  expect_identity(pacer, out, pkts.size());
-  const PacerResult& r = pacer.result();
+  run.stop(200 * kNsecPerMsec);  // returns although the egress never recovers
+  const PacerResult& r = run.pacer.result();
   EXPECT_EQ(r.accounting.sent, s.messages_sent.load());
   EXPECT_GT(r.accounting.unsent_egress, 0U) << "the refused batch stays staged until stop";
-  EXPECT_EQ(r.accounting.sent + r.accounting.unsent(), pkts.size());
+  EXPECT_EQ(r.accounting.sent + r.accounting.unsent(), run.pkts.size());
   EXPECT_EQ(r.accounting.failed.total(), 0U);
   EXPECT_GT(r.egress.eagain, 0U);
 }
 
 TEST(PacerFaults, EnobufsWithPartialSendsResumesInOrder) {
-  Flows flows(30);
-  auto pkts = flows.packets(1500, 0, 0);  // unstamped: big batches at once
-  Outcome out(pkts.size());
-  ScriptedSend s;
-  s.script = [](int call, unsigned n) {
+  std::vector<std::uint64_t> order;
+  // Unstamped: big batches at once.
+  ScriptedRun run(30, 1500, 0, 0, PacerConfig{}, [&order](Packet& p, PacketFate f, Time) {
+    if (f == PacketFate::sent && p.owner->id == 1) order.push_back(p.cookie);
+  });
+  order.reserve(run.pkts.size());
+  run.send.script = [](int call, unsigned n) {
     if (call % 3 == 1) return -ENOBUFS;
     return static_cast<int>(n / 2 + 1);  // part of the batch
   };
-  UdpEgress egress(scripted_config(s));
-  std::vector<std::uint64_t> order;
-  order.reserve(pkts.size());
-  auto cb = out.callback();
-  Pacer pacer(PacerConfig{}, egress, [&](Packet& p, PacketFate f, Time t) {
-    if (f == PacketFate::sent && p.owner->id == 1) order.push_back(p.cookie);
-    cb(p, f, t);
-  });
-  pacer.start();
-  submit_all(pacer, pkts);
-  pacer.stop(kGenerous);
-  expect_identity(pacer, out, pkts.size());
-  const PacerResult& r = pacer.result();
-  EXPECT_EQ(r.accounting.sent, pkts.size());
+  const PacerResult& r = run.pace();
+  EXPECT_EQ(r.accounting.sent, run.pkts.size());
   EXPECT_GT(r.egress.enobufs, 0U);
   EXPECT_EQ(r.egress.eagain, 0U);
   ASSERT_EQ(order.size(), 50U);
@@ -247,36 +253,21 @@ TEST(PacerFaults, EnobufsWithPartialSendsResumesInOrder) {
 // treated as a refused send, so the pacer stays responsive to stop().
 TEST(PacerFaults, EintrIsSentAgainAndAStormCannotSpinForever) {
   {
-    Flows flows(20);
-    auto pkts = flows.packets(1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
-    Outcome out(pkts.size());
-    ScriptedSend s;
-    s.script = [](int call, unsigned n) { return call % 3 == 0 ? -EINTR : static_cast<int>(n); };
-    UdpEgress egress(scripted_config(s));
-    Pacer pacer(PacerConfig{}, egress, out.callback());
-    pacer.start();
-    submit_all(pacer, pkts);
-    pacer.stop(kGenerous);
-    expect_identity(pacer, out, pkts.size());
-    EXPECT_EQ(pacer.result().accounting.sent, pkts.size());
-    EXPECT_GT(pacer.result().egress.eintr, 0U);
-    expect_never_early(pkts, out);
+    ScriptedRun run(20, 1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+    run.send.script = [](int call, unsigned n) { return call % 3 == 0 ? -EINTR : static_cast<int>(n); };
+    const PacerResult& r = run.pace();
+    EXPECT_EQ(r.accounting.sent, run.pkts.size());
+    EXPECT_GT(r.egress.eintr, 0U);
+    expect_never_early(run.pkts, run.out);
   }
   {
-    Flows flows(10);
-    auto pkts = flows.packets(500, 0, 0);
-    Outcome out(pkts.size());
-    ScriptedSend s;
-    s.script = [](int call, unsigned n) { return call < 2 ? static_cast<int>(n) : -EINTR; };
-    UdpEgress egress(scripted_config(s));
-    Pacer pacer(PacerConfig{}, egress, out.callback());
-    pacer.start();
-    submit_all(pacer, pkts);
-    ASSERT_TRUE(wait_for([&] { return s.calls.load() > 200; }));
-    pacer.stop(100 * kNsecPerMsec);
-    expect_identity(pacer, out, pkts.size());
-    const PacerResult& r = pacer.result();
-    EXPECT_EQ(r.accounting.sent, s.messages_sent.load());
+    ScriptedRun run(10, 500, 0, 0);
+    run.send.script = [](int call, unsigned n) { return call < 2 ? static_cast<int>(n) : -EINTR; };
+    run.start();
+    ASSERT_TRUE(wait_for([&] { return run.send.calls.load() > 200; }));
+    run.stop(100 * kNsecPerMsec);
+    const PacerResult& r = run.pacer.result();
+    EXPECT_EQ(r.accounting.sent, run.send.messages_sent.load());
     EXPECT_GT(r.accounting.unsent_egress, 0U);
     EXPECT_EQ(r.accounting.failed.total(), 0U) << "EINTR never fails a packet";
     EXPECT_GT(r.counters.blocked_waits, 0U) << "the storm was handed back to the pacer loop";
@@ -300,18 +291,13 @@ TEST(PacerFaults, SignalsInterruptingTheSleeperLoseNothing) {
   for (TimerKind k : {TimerKind::nanosleep, TimerKind::epoll, TimerKind::timerfd,
                       TimerKind::hybrid, TimerKind::tick}) {
     SCOPED_TRACE(to_string(k));
-    Flows flows(10);
-    auto pkts = flows.packets(300, mono_now() + 5 * kNsecPerMsec, 150 * kNsecPerMsec);
-    Outcome out(pkts.size());
-    ScriptedSend s;
-    s.script = [](int, unsigned n) { return static_cast<int>(n); };
-    UdpEgress egress(scripted_config(s));
     PacerConfig cfg;
     cfg.sleeper.kind = k;
     cfg.sleeper.tick_ns = 200 * kNsecPerUsec;
-    Pacer pacer(cfg, egress, out.callback());
-    pacer.start();
-    submit_all(pacer, pkts);
+    ScriptedRun run(10, 300, mono_now() + 5 * kNsecPerMsec, 150 * kNsecPerMsec, cfg);
+    run.send.script = [](int, unsigned n) { return static_cast<int>(n); };
+    Pacer& pacer = run.pacer;
+    run.start();
     g_usr1 = 0;
     std::atomic<bool> done{false};
     std::thread signaller([&] {
@@ -322,15 +308,14 @@ TEST(PacerFaults, SignalsInterruptingTheSleeperLoseNothing) {
         std::this_thread::sleep_for(std::chrono::microseconds(300));
       }
     });
-    const bool all = wait_for([&] { return pacer.counters().sent == pkts.size(); });
+    const bool all = wait_for([&] { return pacer.counters().sent == run.pkts.size(); });
     done = true;
     signaller.join();
     EXPECT_TRUE(all);
-    pacer.stop(kGenerous);
+    run.stop(kGenerous);
     EXPECT_GT(g_usr1.load(), 0);
-    expect_identity(pacer, out, pkts.size());
-    EXPECT_EQ(pacer.result().accounting.sent, pkts.size());
-    expect_never_early(pkts, out);
+    EXPECT_EQ(pacer.result().accounting.sent, run.pkts.size());
+    expect_never_early(run.pkts, run.out);
   }
   ::sigaction(SIGUSR1, &old, nullptr);
 }
@@ -338,19 +323,10 @@ TEST(PacerFaults, SignalsInterruptingTheSleeperLoseNothing) {
 // ECONNREFUSED once (an earlier ICMP error on a connected socket): the send is
 // repeated and nothing fails.
 TEST(PacerFaults, TransientEconnrefusedIsSentAgainOnce) {
-  Flows flows(20);
-  auto pkts = flows.packets(1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
-  Outcome out(pkts.size());
-  ScriptedSend s;
-  s.script = [](int call, unsigned n) { return call % 5 == 0 ? -ECONNREFUSED : static_cast<int>(n); };
-  UdpEgress egress(scripted_config(s));
-  Pacer pacer(PacerConfig{}, egress, out.callback());
-  pacer.start();
-  submit_all(pacer, pkts);
-  pacer.stop(kGenerous);
-  expect_identity(pacer, out, pkts.size());
-  const PacerResult& r = pacer.result();
-  EXPECT_EQ(r.accounting.sent, pkts.size());
+  ScriptedRun run(20, 1000, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+  run.send.script = [](int call, unsigned n) { return call % 5 == 0 ? -ECONNREFUSED : static_cast<int>(n); };
+  const PacerResult& r = run.pace();
+  EXPECT_EQ(r.accounting.sent, run.pkts.size());
   EXPECT_EQ(r.accounting.failed.total(), 0U);
   EXPECT_GT(r.egress.econnrefused_retries, 0U);
 }
@@ -361,50 +337,24 @@ TEST(PacerFaults, TransientEconnrefusedIsSentAgainOnce) {
 TEST(PacerFaults, PersistentSendErrorsFailPacketsWithTheirErrno) {
   for (int err : {ECONNREFUSED, EPERM, EMSGSIZE, EHOSTUNREACH, ENETUNREACH, EACCES}) {
     SCOPED_TRACE(ErrnoCounts::name(err));
-    Flows flows(10);
-    auto pkts = flows.packets(600, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
-    Outcome out(pkts.size());
-    ScriptedSend s;
-    s.script = [err](int call, unsigned n) { return call < 5 ? static_cast<int>(n) : -err; };
-    UdpEgress egress(scripted_config(s));
-    Pacer pacer(PacerConfig{}, egress, out.callback());
-    pacer.start();
-    submit_all(pacer, pkts);
-    pacer.stop(kGenerous);
-    expect_identity(pacer, out, pkts.size());
-    const PacketAccounting& a = pacer.result().accounting;
-    EXPECT_EQ(a.sent, s.messages_sent.load());
-    EXPECT_EQ(a.sent + a.failed.total(), pkts.size()) << a.format();
+    ScriptedRun run(10, 600, mono_now() + 2 * kNsecPerMsec, 20 * kNsecPerMsec);
+    run.send.script = [err](int call, unsigned n) { return call < 5 ? static_cast<int>(n) : -err; };
+    const PacketAccounting& a = run.pace().accounting;
+    EXPECT_EQ(a.sent, run.send.messages_sent.load());
+    EXPECT_EQ(a.sent + a.failed.total(), run.pkts.size()) << a.format();
     EXPECT_EQ(a.failed[err], a.failed.total()) << a.format();
     EXPECT_GT(a.failed[err], 0U);
     EXPECT_EQ(a.unsent(), 0U);
     // One call per failed message, plus at most one retry per batch for
     // ECONNREFUSED, plus the 5 that succeeded.
-    EXPECT_LE(static_cast<std::uint64_t>(s.calls.load()), 2 * a.failed.total() + 5);
+    EXPECT_LE(static_cast<std::uint64_t>(run.send.calls.load()), 2 * a.failed.total() + 5);
   }
 }
 
 namespace {
 
-struct LoopbackReceiver {
-  int fd = -1;
-  sockaddr_in addr{};
-  LoopbackReceiver() {
-    fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int buf = 8 << 20;
-    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) != 0)
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  }
-  ~LoopbackReceiver() { close(); }
-  void close() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
+// Counts what arrives; close() makes the port go away.
+struct LoopbackReceiver : LoopbackSocket {
   // Reads until `n` datagrams have arrived (or the generous limit).
   std::uint64_t read(std::uint64_t n) {
     std::uint64_t got = 0;
@@ -487,43 +437,35 @@ TEST(PacerFaults, SigtermInTheMiddleOfABatch) {
   for (Time drain : {Time{0}, kGenerous}) {
     SCOPED_TRACE(drain ? "with drain" : "no drain");
     StopSignal signals;
-    Flows flows(40);
-    auto pkts = flows.packets(3000, 0, 0);  // all due: full batches (75 per flow, under flow_limit)
-    Outcome out(pkts.size());
-    Pacer* pacer_ptr = nullptr;
-    std::atomic<unsigned> batch{0};
-    ScriptedSend s;
-    s.script = [&](int call, unsigned n) {
+    std::atomic<unsigned> batch{0};  // outlives the run: the script writes it
+    ScriptedRun run(40, 3000, 0, 0);  // all due: full batches (75 per flow, under flow_limit)
+    run.send.script = [&](int call, unsigned n) {
       if (call < 2) return static_cast<int>(n);
       if (call == 2) {
         batch = n;
         ::raise(SIGTERM);  // on the pacer thread, inside the batch
-        wait_for([&] { return pacer_ptr->stopping(); });
+        wait_for([&] { return run.pacer.stopping(); });
         return static_cast<int>(n / 2);
       }
       if (call == 3) return -EAGAIN;
       return static_cast<int>(n);
     };
-    UdpEgress egress(scripted_config(s));
-    Pacer pacer(PacerConfig{}, egress, out.callback());
-    pacer_ptr = &pacer;
-    submit_all(pacer, pkts);  // before start: the ring holds them all
-    pacer.start();
+    submit_all(run.pacer, run.pkts);  // before start: the ring holds them all
+    run.pacer.start();
     ASSERT_TRUE(wait_for([&] { return signals.requested(); }));
     EXPECT_EQ(StopSignal::signal_number(), SIGTERM);
-    pacer.stop(drain);
-    expect_identity(pacer, out, pkts.size());
-    const PacketAccounting& a = pacer.result().accounting;
-    EXPECT_EQ(a.sent, s.messages_sent.load());
+    run.stop(drain);
+    const PacketAccounting& a = run.pacer.result().accounting;
+    EXPECT_EQ(a.sent, run.send.messages_sent.load());
     EXPECT_EQ(a.failed.total(), 0U);
     ASSERT_GT(batch.load(), 1U);
     if (drain) {
-      EXPECT_EQ(a.sent, pkts.size());
+      EXPECT_EQ(a.sent, run.pkts.size());
     } else {
       EXPECT_EQ(a.unsent_egress, batch - batch / 2) << "the half of the batch not sent";
       EXPECT_GT(a.unsent_scheduler, 0U);
       EXPECT_EQ(a.unsent_ring, 0U);
-      EXPECT_EQ(a.sent + a.unsent(), pkts.size()) << a.format();
+      EXPECT_EQ(a.sent + a.unsent(), run.pkts.size()) << a.format();
     }
   }
 }
@@ -533,24 +475,21 @@ TEST(PacerFaults, SigtermInTheMiddleOfABatch) {
 // is refused and counts it. offered = refused at the producer + submitted,
 // and the pacer counted the same refusals.
 TEST(PacerFaults, ProducerOutrunsThePacerRingFull) {
-  Flows flows(64);
-  auto pkts = flows.packets(4000, 0, 0);  // 63 per flow at most: fq drops none
-  Outcome out(pkts.size());
-  std::atomic<std::uint64_t> refused{0};
-  ScriptedSend s;
-  s.script = [&](int call, unsigned n) {
+  PacerConfig cfg;
+  cfg.ring_capacity = 8;
+  std::atomic<std::uint64_t> refused{0};  // outlives the run: the script reads it
+  ScriptedRun run(64, 4000, 0, 0, cfg);  // 63 per flow at most: fq drops none
+  std::vector<Packet>& pkts = run.pkts;
+  Pacer& pacer = run.pacer;
+  run.send.script = [&](int call, unsigned n) {
     if (call == 0) wait_for([&] { return refused.load() > 0; });
     return static_cast<int>(n);
   };
-  UdpEgress egress(scripted_config(s));
-  PacerConfig cfg;
-  cfg.ring_capacity = 8;
-  Pacer pacer(cfg, egress, out.callback());
   pacer.start();
   // The first packet starts the pacer's first send; the rest come once it
   // is held there, so the ring must fill.
   ASSERT_TRUE(pacer.submit(pkts[0]));
-  ASSERT_TRUE(wait_for([&] { return s.calls.load() > 0; }));
+  ASSERT_TRUE(wait_for([&] { return run.send.calls.load() > 0; }));
   std::uint64_t submitted = 1;
   for (std::size_t i = 1; i < pkts.size(); ++i) {
     Packet& p = pkts[i];
@@ -563,33 +502,27 @@ TEST(PacerFaults, ProducerOutrunsThePacerRingFull) {
   EXPECT_GT(refused.load(), 0U);
   EXPECT_EQ(submitted + refused.load(), pkts.size());
   EXPECT_EQ(pacer.result().counters.ring_full, refused.load());
-  expect_identity(pacer, out, submitted);
+  expect_identity(pacer, run.out, submitted);
   EXPECT_EQ(pacer.result().accounting.sent, submitted);
 }
 
 // fq's own drops come back with their reason while the egress also fails.
 TEST(PacerFaults, SchedulerDropsAndSendErrorsTogether) {
-  Flows flows(2);
-  auto pkts = flows.packets(400, mono_now() + 20 * kNsecPerMsec, 50 * kNsecPerMsec);
-  Outcome out(pkts.size());
-  ScriptedSend s;
-  // The first call fails whatever the batching (a late start may send all at once).
-  s.script = [](int call, unsigned n) { return call % 4 == 0 ? -EPERM : static_cast<int>(n); };
-  UdpEgress egress(scripted_config(s));
   PacerConfig cfg;
   cfg.fq.flow_limit = 50;
-  Pacer pacer(cfg, egress, out.callback());
-  submit_all(pacer, pkts);  // before start: all enqueued at once
-  pacer.start();
-  pacer.stop(kGenerous);
-  expect_identity(pacer, out, pkts.size());
-  const PacketAccounting& a = pacer.result().accounting;
+  ScriptedRun run(2, 400, mono_now() + 20 * kNsecPerMsec, 50 * kNsecPerMsec, cfg);
+  // The first call fails whatever the batching (a late start may send all at once).
+  run.send.script = [](int call, unsigned n) { return call % 4 == 0 ? -EPERM : static_cast<int>(n); };
+  submit_all(run.pacer, run.pkts);  // before start: all enqueued at once
+  run.pacer.start();
+  run.stop(kGenerous);
+  const PacketAccounting& a = run.pacer.result().accounting;
   // 2 flows x (200 - 50) = 300 unless the start was so late that some
   // packets were already due and took fq's fast path (no flow_limit).
   EXPECT_GT(a.drop_flow_limit, 200U) << a.format();
   EXPECT_GT(a.failed[EPERM], 0U);
   EXPECT_EQ(a.failed[EPERM], a.failed.total());
-  EXPECT_EQ(a.sent + a.failed.total() + a.drop_flow_limit, pkts.size()) << a.format();
+  EXPECT_EQ(a.sent + a.failed.total() + a.drop_flow_limit, run.pkts.size()) << a.format();
 }
 
 namespace {

@@ -622,8 +622,7 @@ class FastFqScheduler::Impl {
         while (++retry <= kBands) {
           if (++band_nr_ == kBands) band_nr_ = 0;
           pband = &bands_[band_nr_];
-          pband->credit = std::min(wrap_add(pband->credit, static_cast<std::uint32_t>(pband->quantum)),
-                                   pband->quantum);
+          pband->credit = detail::refilled_band_credit(pband->credit, pband->quantum);
           if (pband->credit > 0) {
             found = true;
             break;
@@ -680,7 +679,7 @@ class FastFqScheduler::Impl {
     for (std::size_t i = 0; i < kBands; ++i) {
       const Band& b = bands_[i];
       if (b.new_flows.first != kNil || b.old_flows.first != kNil) return false;
-      refilled[i] = std::min(wrap_add(b.credit, static_cast<std::uint32_t>(b.quantum)), b.quantum);
+      refilled[i] = detail::refilled_band_credit(b.credit, b.quantum);
       positive &= refilled[i] > 0;
     }
     if (!positive) return false;

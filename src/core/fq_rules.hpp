@@ -75,4 +75,11 @@ void pace(FlowT& f, const Packet& p, Time now, const FqConfig& cfg, FqStats& st)
   f.time_next_packet = now + len;
 }
 
+// A band's credit after one refill (latest kernels' band rotation): plus its
+// quantum, in 32-bit wrapping arithmetic as the kernel's int, capped at the quantum.
+inline std::int32_t refilled_band_credit(std::int32_t credit, std::int32_t quantum) {
+  const auto sum = static_cast<std::int32_t>(static_cast<std::uint32_t>(credit) + static_cast<std::uint32_t>(quantum));
+  return std::min(sum, quantum);
+}
+
 }  // namespace ufq::detail

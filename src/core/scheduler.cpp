@@ -541,8 +541,7 @@ class FqScheduler::Impl {
         while (++retry <= kBands) {
           if (++band_nr_ == kBands) band_nr_ = 0;
           pband = &bands_[band_nr_];
-          pband->credit = std::min(wrap_add(pband->credit, static_cast<std::uint32_t>(pband->quantum)),
-                                   pband->quantum);
+          pband->credit = detail::refilled_band_credit(pband->credit, pband->quantum);
           if (pband->credit > 0) {
             found = true;
             break;

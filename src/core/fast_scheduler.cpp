@@ -365,7 +365,9 @@ class FastFqScheduler::Impl {
     }
     if (found == kNil) found = table_.find(key, [this](std::uint32_t i) { return key_of(i); });
     if (found != kNil) {
-      if (socket_keyed) owner->flow_hint_ = found;
+      // Written only when it changes: the owner's cache line may be read by
+      // other threads (producers), so a store per packet would bounce it.
+      if (socket_keyed && owner->flow_hint_ != found) owner->flow_hint_ = found;
       Flow* f = &flows_[found];
       if (socket_keyed && f->socket_hash != owner->hash_generation) {
         f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);

@@ -26,6 +26,13 @@
 #include "packet_bits.hpp"
 
 
+// The hot path (a paced packet's enqueue and dequeues) is compiled into one
+// frame per call; what it rarely needs (new flows, GC, out-of-order packets,
+// socket reuse, band rotation) is kept out of line so it does not cost the
+// common case registers or instructions.
+#define UFQ_COLD [[gnu::cold, gnu::noinline]]
+#define UFQ_INLINE [[gnu::always_inline]] inline
+
 namespace ufq {
 
 namespace {
@@ -86,6 +93,7 @@ inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t ==
 // the set early, on socket reuse) are skipped when they surface.
 class ThrottledSet {
  public:
+  ThrottledSet() : lane_(64), lane_mask_(63) {}
   void push(const Entry& e) {
     if (lane_size_ == 0 || !before(e, lane_back())) {
       lane_push(e);
@@ -112,7 +120,7 @@ class ThrottledSet {
   }
   void pop(bool from_lane) {
     if (from_lane) {
-      lane_head_ = (lane_head_ + 1) & (lane_.size() - 1);
+      lane_head_ = (lane_head_ + 1) & lane_mask_;
       --lane_size_;
     } else {
       heap_[0] = heap_.back();
@@ -122,7 +130,7 @@ class ThrottledSet {
   }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
-    return k < lane_size_ ? &lane_[(lane_head_ + k) & (lane_.size() - 1)] : nullptr;
+    return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
   }
   void clear() {
     lane_head_ = lane_size_ = 0;
@@ -135,7 +143,7 @@ class ThrottledSet {
     std::vector<Entry> keep;
     keep.reserve(lane_size_);
     for (std::size_t i = 0; i < lane_size_; ++i) {
-      const Entry& e = lane_[(lane_head_ + i) & (lane_.size() - 1)];
+      const Entry& e = lane_[(lane_head_ + i) & lane_mask_];
       if (live(e)) keep.push_back(e);
     }
     lane_head_ = lane_size_ = 0;
@@ -146,15 +154,16 @@ class ThrottledSet {
   std::size_t bytes() const { return (lane_.capacity() + heap_.capacity()) * sizeof(Entry); }
 
  private:
-  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & (lane_.size() - 1)]; }
+  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
   void lane_push(const Entry& e) {
-    if (lane_size_ == lane_.size()) {
-      std::vector<Entry> grown(std::max<std::size_t>(64, lane_.size() * 2));
-      for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & (lane_.size() - 1)];
+    if (lane_size_ == lane_mask_ + 1) {
+      std::vector<Entry> grown(lane_.size() * 2);
+      for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
       lane_ = std::move(grown);
+      lane_mask_ = lane_.size() - 1;
       lane_head_ = 0;
     }
-    lane_[(lane_head_ + lane_size_) & (lane_.size() - 1)] = e;
+    lane_[(lane_head_ + lane_size_) & lane_mask_] = e;
     ++lane_size_;
   }
   void sift_up(std::size_t i) {
@@ -185,6 +194,7 @@ class ThrottledSet {
   }
 
   std::vector<Entry> lane_;  // ring buffer, power-of-two size
+  std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
   std::vector<Entry> heap_;
 };
@@ -217,7 +227,7 @@ class FastFqScheduler::Impl {
     }
     if (cfg_.max_flows && flows_.size() >= cfg_.max_flows) return kNil;
     flows_.emplace_back();
-    return static_cast<std::uint32_t>(flows_.size() - 1);
+    return flow_slots_++;
   }
 
   void release_flow(Flow* f) {
@@ -255,16 +265,16 @@ class FastFqScheduler::Impl {
       }
       pkt.time_to_send_ = pkt.tstamp;
     }
-    Flow* f = classify(pkt, now);
-    if (f != &internal_) {
+    const std::uint32_t i = classify(pkt, now, band);
+    Flow* f = at(i);
+    if (i != kInternal) {
       if (f->qlen >= cfg_.flow_limit) {
         ++st_.flows_plimit;
         return drop(Verdict::drop_flow_limit);
       }
-      if (state(f) == FlowState::detached) activate(f, now);
+      if (state(f) == FlowState::detached) activate(i, now);
       f->band = band;
       ++band_pkt_count_[band];
-      detail::set_band(pkt, band);
       if (f->qlen == 0) --inactive_flows_;
     }
     link(f, pkt);
@@ -274,18 +284,18 @@ class FastFqScheduler::Impl {
   Verdict enqueue_5_7(Packet& pkt, Time now) {
     if (qlen_ >= cfg_.limit) return drop(Verdict::drop_limit);
     pkt.time_to_send_ = pkt.tstamp ? pkt.tstamp : now;
-    detail::set_band(pkt, 0);
-    Flow* f = classify(pkt, now);
-    if (f != &internal_ && f->qlen >= cfg_.flow_limit) {
+    const std::uint32_t i = classify(pkt, now, 0);
+    Flow* f = at(i);
+    if (i != kInternal && f->qlen >= cfg_.flow_limit) {
       ++st_.flows_plimit;
       return drop(Verdict::drop_flow_limit);
     }
-    if (f != &internal_ && state(f) == FlowState::detached) {
-      activate(f, now);
+    if (i != kInternal && state(f) == FlowState::detached) {
+      activate(i, now);
       --inactive_flows_;
     }
     link(f, pkt);
-    if (f == &internal_) ++st_.highprio_packets;
+    if (i == kInternal) ++st_.highprio_packets;
     return Verdict::queued;
   }
 
@@ -295,16 +305,22 @@ class FastFqScheduler::Impl {
   }
 
   // Leave the detached list for the new list; §3.8 refill from the idle age.
-  void activate(Flow* f, Time now) {
+  void activate(std::uint32_t i, Time now) {
+    Flow* f = &flows_[i];
     age_unlink(f);
     const std::uint64_t age = f->age;
     f->tail = nullptr;
-    add_tail(f, FlowState::new_list);
+    add_tail(i, FlowState::new_list);
     if (time_after(jiffies(now), age + refill_delay_jiffies_))
       f->credit = static_cast<std::int32_t>(std::max(static_cast<std::uint32_t>(f->credit), cfg_.quantum));
   }
 
-  void link(Flow* f, Packet& pkt) {
+  UFQ_COLD void link_ooo(Flow* f, Packet& pkt) {
+    ooo_[idx(f)].insert(pkt);
+    f->has_ooo = true;
+  }
+
+  UFQ_INLINE void link(Flow* f, Packet& pkt) {
     ++f->qlen;
     Packet* tail = f->tail;
     if (!tail) {
@@ -315,17 +331,18 @@ class FastFqScheduler::Impl {
       tail->next_ = &pkt;
       f->tail = &pkt;
     } else {
-      ooo_[idx(f)].insert(pkt);
-      f->has_ooo = true;
+      link_ooo(f, pkt);
     }
     st_.backlog += pkt.len;
     ++qlen_;
   }
 
-  Flow* classify(Packet& pkt, Time now) {
+  // The flow `pkt` belongs to (kInternal: the internal queue); also writes the
+  // packet's band and orphan flag.
+  UFQ_INLINE std::uint32_t classify(Packet& pkt, Time now, std::uint8_t band) {
     if (!latest_ && (pkt.priority & 15) == 7) {
-      detail::set_orphaned(pkt, false);
-      return &internal_;
+      detail::set_flags(pkt, band, false);
+      return kInternal;
     }
     FlowOwner* owner = pkt.owner;
     bool socket_keyed = false;
@@ -343,11 +360,11 @@ class FastFqScheduler::Impl {
       key = owner->id << 1;
       socket_keyed = true;
     }
-    detail::set_orphaned(pkt, orphan);
+    detail::set_flags(pkt, band, orphan);
 
     if (latest_ && fastpath_ok(pkt, now)) {
       ++st_.fastpath_packets;
-      return &internal_;
+      return kInternal;
     }
 
     // gc() stops at the first flow not yet idle long enough: test the oldest here.
@@ -361,27 +378,36 @@ class FastFqScheduler::Impl {
     std::uint32_t found = kNil;
     if (socket_keyed) {
       const std::uint32_t h = owner->flow_hint_;
-      if (h < flows_.size() && flows_[h].key == key && flows_[h].state != kFree) found = h;
+      if (h < flow_slots_ && flows_[h].key == key && flows_[h].state != kFree) found = h;
     }
     if (found == kNil) found = table_.find(key, [this](std::uint32_t i) { return key_of(i); });
     if (found != kNil) {
       // Written only when it changes: the owner's cache line may be read by
       // other threads (producers), so a store per packet would bounce it.
       if (socket_keyed && owner->flow_hint_ != found) owner->flow_hint_ = found;
-      Flow* f = &flows_[found];
-      if (socket_keyed && f->socket_hash != owner->hash_generation) {
-        f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
-        f->socket_hash = owner->hash_generation;
-        if (state(f) == FlowState::throttled) unset_throttled(f);
-        f->time_next_packet = 0;
-      }
-      return f;
+      if (socket_keyed && flows_[found].socket_hash != owner->hash_generation) reuse(found, *owner);
+      return found;
     }
+    return create_flow(key, socket_keyed ? owner : nullptr, now);
+  }
 
+  // The owner's id came back with a new generation (a new socket): the flow
+  // starts over (§3.5).
+  UFQ_COLD void reuse(std::uint32_t i, const FlowOwner& owner) {
+    Flow* f = &flows_[i];
+    f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
+    f->socket_hash = owner.hash_generation;
+    if (state(f) == FlowState::throttled) unset_throttled(i);
+    f->time_next_packet = 0;
+  }
+
+  // `owner`: the socket the flow is keyed on, nullptr for a hashed flow.
+  UFQ_COLD std::uint32_t create_flow(std::uint64_t key, FlowOwner* owner, Time now) {
+    const bool socket_keyed = owner != nullptr;
     const std::uint32_t i = allocate_flow();
     if (i == kNil) {
       ++st_.allocation_errors;
-      return &internal_;
+      return kInternal;
     }
     Flow* f = &flows_[i];
     f->key = key;
@@ -391,12 +417,12 @@ class FastFqScheduler::Impl {
     f->band = 0;
     f->qlen = 0;
     f->has_ooo = false;
-    detach(f, now);
+    detach(i, now);
     table_.insert(key, i, [this](std::uint32_t j) { return key_of(j); });
     if (socket_keyed) owner->flow_hint_ = i;
     ++flows_n_;
     ++inactive_flows_;
-    return f;
+    return i;
   }
 
   bool fastpath_ok(const Packet& pkt, Time now) const {
@@ -419,7 +445,7 @@ class FastFqScheduler::Impl {
 
   // The reference's rule: oldest detached first, stop at the first one not idle
   // > 3 s, skip the flow being looked up, at most `cap`.
-  void gc(std::uint64_t key, Time now, std::size_t cap) {
+  UFQ_COLD void gc(std::uint64_t key, Time now, std::size_t cap) {
     std::size_t n = 0;
     std::uint32_t i = age_head_;
     while (i != kNil && n < cap) {
@@ -439,8 +465,8 @@ class FastFqScheduler::Impl {
     st_.gc_flows += n;
   }
 
-  void age_append(Flow* f) {
-    const std::uint32_t i = listed_idx(f);
+  void age_append(std::uint32_t i) {
+    Flow* f = &flows_[i];
     f->next = kNil;
     f->prev = age_tail_;
     if (age_tail_ != kNil)
@@ -457,31 +483,37 @@ class FastFqScheduler::Impl {
   }
 
   // ---------------------------------------------------------------- dequeue
-  Packet* peek(Flow* f) {
+  UFQ_INLINE Packet* peek(Flow* f) {
     Packet* head = f->tail ? f->tail->next_ : nullptr;
-    if (!f->has_ooo) return head;
+    if (!f->has_ooo) [[likely]] return head;
+    return peek_ooo(f, head);
+  }
+  UFQ_COLD Packet* peek_ooo(Flow* f, Packet* head) {
     detail::PacketTree& t = ooo_.find(idx(f))->second;
     Packet* first = &*t.begin();
     if (!head || first->time_to_send_ < head->time_to_send_) return first;
     return head;
   }
 
-  void unlink_packet(Flow* f, Packet* p) {
+  UFQ_INLINE void unlink_packet(Flow* f, Packet* p) {
     Packet* tail = f->tail;
-    if (tail && p == tail->next_) {
+    if (tail && p == tail->next_) [[likely]] {
       if (p == tail)
         f->tail = nullptr;
       else
         tail->next_ = p->next_;
     } else {
-      auto it = ooo_.find(idx(f));
-      it->second.erase(it->second.iterator_to(*p));
-      if (it->second.empty()) {
-        ooo_.erase(it);
-        f->has_ooo = false;
-      }
+      unlink_ooo(f, p);
     }
     p->next_ = nullptr;
+  }
+  UFQ_COLD void unlink_ooo(Flow* f, Packet* p) {
+    auto it = ooo_.find(idx(f));
+    it->second.erase(it->second.iterator_to(*p));
+    if (it->second.empty()) {
+      ooo_.erase(it);
+      f->has_ooo = false;
+    }
   }
 
   void dequeue_packet(Flow* f, Packet* p) {
@@ -498,13 +530,9 @@ class FastFqScheduler::Impl {
     return which == FlowState::new_list ? b.new_flows : b.old_flows;
   }
 
-  // Only real flows are ever listed, throttled or detached (never the internal
-  // queue), so their index is a plain subtraction.
-  std::uint32_t listed_idx(const Flow* f) const { return static_cast<std::uint32_t>(f - flows_.data()); }
-
-  void add_tail(Flow* f, FlowState which) {
+  void add_tail(std::uint32_t i, FlowState which) {
+    Flow* f = &flows_[i];
     FlowList& l = list_of(f, which);
-    const std::uint32_t i = listed_idx(f);
     f->next = kNil;
     if (l.first != kNil)
       flows_[l.last].next = i;
@@ -514,16 +542,18 @@ class FastFqScheduler::Impl {
     set_state(f, which);
   }
 
-  void detach(Flow* f, Time now) {
+  void detach(std::uint32_t i, Time now) {
+    Flow* f = &flows_[i];
     set_state(f, FlowState::detached);
     f->age = jiffies(now) | 1;
-    age_append(f);
+    age_append(i);
   }
 
-  void set_throttled(Flow* f) {
+  UFQ_INLINE void set_throttled(std::uint32_t i) {
+    Flow* f = &flows_[i];
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
-    delayed_.push(Entry{f->time_next_packet, seq, listed_idx(f)});
+    delayed_.push(Entry{f->time_next_packet, seq, i});
     set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;
@@ -538,9 +568,9 @@ class FastFqScheduler::Impl {
   }
 
   // Leaving the set early (socket reuse): the entry goes stale.
-  void unset_throttled(Flow* f) {
+  void unset_throttled(std::uint32_t i) {
     --throttled_flows_;
-    add_tail(f, FlowState::old_list);
+    add_tail(i, FlowState::old_list);
     if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
       delayed_.compact([this](const Entry& e) { return live(e); });
   }
@@ -564,11 +594,11 @@ class FastFqScheduler::Impl {
         time_next_delayed_flow_ = e->t;
         break;
       }
-      Flow* f = &flows_[e->idx];
+      const std::uint32_t fi = e->idx;
       delayed_.pop(from_lane);
       --throttled_flows_;
-      add_tail(f, FlowState::old_list);
-      if (flows_.size() > kPrefetchFlows) prefetch_due_soon();
+      add_tail(fi, FlowState::old_list);
+      if (flow_slots_ > kPrefetchFlows) prefetch_due_soon();
     }
   }
 
@@ -604,59 +634,44 @@ class FastFqScheduler::Impl {
     return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
   }
 
-  Packet* dequeue_latest(Time now) {
-    unsigned retry = 0;
+  UFQ_INLINE Packet* dequeue_latest(Time now) {
     Band* pband = &bands_[band_nr_];
     for (;;) {
-      FlowList* head = nullptr;
-      if (pband->credit > 0) {
-        if (pband->new_flows.first != kNil)
-          head = &pband->new_flows;
-        else if (pband->old_flows.first != kNil)
-          head = &pband->old_flows;
-      }
-      if (!head) {
-        if (retry == 0 && refill_idle_bands()) {
+      FlowList* head;
+      if (pband->credit > 0 && pband->new_flows.first != kNil) {
+        head = &pband->new_flows;
+      } else if (pband->credit > 0 && pband->old_flows.first != kNil) {
+        head = &pband->old_flows;
+      } else {
+        pband = next_band();
+        if (!pband) {
           arm_watchdog();
           return nullptr;
         }
-        bool found = false;
-        while (++retry <= kBands) {
-          if (++band_nr_ == kBands) band_nr_ = 0;
-          pband = &bands_[band_nr_];
-          pband->credit = detail::refilled_band_credit(pband->credit, pband->quantum);
-          if (pband->credit > 0) {
-            found = true;
-            break;
-          }
-          retry = 0;
-        }
-        if (found) continue;
-        arm_watchdog();
-        return nullptr;
+        continue;
       }
-      Flow* f = &flows_[head->first];
-      retry = 0;
+      const std::uint32_t fi = head->first;
+      Flow* f = &flows_[fi];
       if (f->credit <= 0) {
         f->credit = wrap_add(f->credit, cfg_.quantum);
         head->first = f->next;
-        add_tail(f, FlowState::old_list);
+        add_tail(fi, FlowState::old_list);
         continue;
       }
       Packet* p = peek(f);
       if (!p) {
         head->first = f->next;
         if (head == &pband->new_flows)
-          add_tail(f, FlowState::old_list);
+          add_tail(fi, FlowState::old_list);
         else
-          detach(f, now);
+          detach(fi, now);
         continue;
       }
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
       if (now + offload_ns_ < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(f);
+        set_throttled(fi);
         continue;
       }
       dequeue_packet(f, p);
@@ -670,18 +685,41 @@ class FastFqScheduler::Impl {
     }
   }
 
+  // The current band has no credit or nothing listed: the kernel's band
+  // rotation. Refill the next band; take it if its credit is positive and it
+  // lists a flow; give up (nullptr) after kBands positive bands in a row with
+  // nothing listed. A band whose refill leaves no credit restarts that count.
+  [[gnu::noinline]] Band* next_band() {
+    if (refill_idle_bands()) return nullptr;
+    unsigned retry = 0;
+    for (;;) {
+      Band* b = nullptr;
+      while (++retry <= kBands) {
+        if (++band_nr_ == kBands) band_nr_ = 0;
+        b = &bands_[band_nr_];
+        b->credit = detail::refilled_band_credit(b->credit, b->quantum);
+        if (b->credit > 0) break;
+        b = nullptr;
+        retry = 0;
+      }
+      if (!b) return nullptr;
+      if (b->new_flows.first != kNil || b->old_flows.first != kNil) return b;
+    }
+  }
+
   // Nothing listed in any band (only throttled or detached flows: the paced
   // steady state). The band loop in dequeue_latest would then refill every band
   // once, starting after the current one, and come back to it; when each of
   // those refills leaves credit > 0 that is its whole effect, done here without
   // the loop. Returns false (nothing changed) otherwise.
   bool refill_idle_bands() {
+    std::uint32_t listed = kNil;  // stays all ones only if every list is empty
+    for (const Band& b : bands_) listed &= b.new_flows.first & b.old_flows.first;
+    if (listed != kNil) return false;
     std::array<std::int32_t, kBands> refilled;
     bool positive = true;
     for (std::size_t i = 0; i < kBands; ++i) {
-      const Band& b = bands_[i];
-      if (b.new_flows.first != kNil || b.old_flows.first != kNil) return false;
-      refilled[i] = detail::refilled_band_credit(b.credit, b.quantum);
+      refilled[i] = detail::refilled_band_credit(bands_[i].credit, bands_[i].quantum);
       positive &= refilled[i] > 0;
     }
     if (!positive) return false;
@@ -700,20 +738,21 @@ class FastFqScheduler::Impl {
           return nullptr;
         }
       }
-      Flow* f = &flows_[head->first];
+      const std::uint32_t fi = head->first;
+      Flow* f = &flows_[fi];
       if (f->credit <= 0) {
         f->credit = wrap_add(f->credit, cfg_.quantum);
         head->first = f->next;
-        add_tail(f, FlowState::old_list);
+        add_tail(fi, FlowState::old_list);
         continue;
       }
       Packet* p = peek(f);
       if (!p) {
         head->first = f->next;
         if (head == &b.new_flows && b.old_flows.first != kNil) {
-          add_tail(f, FlowState::old_list);
+          add_tail(fi, FlowState::old_list);
         } else {
-          detach(f, now);
+          detach(fi, now);
           ++inactive_flows_;
         }
         continue;
@@ -722,7 +761,7 @@ class FastFqScheduler::Impl {
       if (now < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(f);
+        set_throttled(fi);
         continue;
       }
       mark_departure(p, now, tnp);
@@ -737,7 +776,7 @@ class FastFqScheduler::Impl {
   void mark_departure(Packet* p, Time now, Time tnp) {
     detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
-  void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
+  UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
 
   // ---------------------------------------------------------------- control
   void apply(const FqConfig& cfg) {
@@ -867,6 +906,7 @@ class FastFqScheduler::Impl {
   std::uint64_t jiffies_ = 0;
 
   std::vector<Flow> flows_;
+  std::uint32_t flow_slots_ = 0;  // flows_.size(), without a division by sizeof(Flow)
   std::uint32_t free_ = kNil;
   detail::FlowTable table_;
   std::unordered_map<std::uint32_t, detail::PacketTree> ooo_;

@@ -49,7 +49,7 @@ inline void mark_departure(Packet& p, Time now, Time tnp, Time ce_threshold_ns, 
 // §4.9: the flow's next departure time from its rate, after `p` was sent and
 // charged. `FlowT` has `credit` (int32) and `time_next_packet` (Time).
 template <class FlowT>
-void pace(FlowT& f, const Packet& p, Time now, const FqConfig& cfg, FqStats& st) {
+[[gnu::always_inline]] inline void pace(FlowT& f, const Packet& p, Time now, const FqConfig& cfg, FqStats& st) {
   if (!cfg.pacing) return;
   Rate rate = cfg.maxrate;
   std::uint32_t plen = p.len;

@@ -25,6 +25,9 @@ inline bool orphaned(const Packet& p) { return (p.right_bits_ & kOrphanBit) != 0
 inline void set_orphaned(Packet& p, bool o) {
   p.right_bits_ = (p.right_bits_ & ~kOrphanBit) | (o ? kOrphanBit : 0);
 }
+// Both at once, on a packet entering the scheduler: it is in no tree yet, so
+// the pointer bits are free to clear.
+inline void set_flags(Packet& p, std::uint8_t b, bool o) { p.right_bits_ = b | (o ? kOrphanBit : 0); }
 
 struct PacketNodeTraits {
   using node = Packet;

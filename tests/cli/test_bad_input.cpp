@@ -201,6 +201,23 @@ Table sim_table() {
   t.add({"--pcap", {"sim", "-q", "--traffic", "pcap"}, {"--pcap"}});
   t.values("--flow-lifetime", kTimeGarbage + std::vector<std::string>{"0", "999us", "86401s"}, "1ms to 86400s",
            {"sim", "-q", "--traffic", "churn"});
+  // An option the traffic model would ignore (--duration 1ms: accepted, it would print a run).
+  t.add({"--pcap", {"sim", "-q", "--duration", "1ms", "--pcap", "x.pcap"}, {"--pcap \"x.pcap\"", "--traffic edt"}});
+  t.add({"--pcap",
+         {"sim", "-q", "--duration", "1ms", "--traffic", "churn", "--pcap", "x.pcap"},
+         {"--pcap", "--traffic pcap", "--traffic churn"}});
+  for (const char* onoff : {"--on", "--off"})
+    t.add({onoff, {"sim", "-q", "--duration", "1ms", onoff, "1s"}, {onoff, "--traffic onoff"}});
+  t.add({"--flow-lifetime",
+         {"sim", "-q", "--duration", "1ms", "--traffic", "onoff", "--flow-lifetime", "1s"},
+         {"--flow-lifetime", "--traffic churn", "--traffic onoff"}});
+  for (const char* ignored : {"--flows", "--rate", "--packet-size"})
+    t.add({ignored,
+           {"sim", "-q", "--duration", "1ms", "--traffic", "pcap", "--pcap", "/nonexistent.pcap", ignored, "100"},
+           {ignored, "--traffic pcap"}});
+  t.add({"--rate",
+         {"sim", "-q", "--duration", "1ms", "--traffic", "bulk", "--rate", "100"},
+         {"--rate", "--traffic bulk"}});
   t.values("--compat", words + std::vector<std::string>{"5.8"}, "", s);
   t.values("--scheduler", words, "", s);
   t.values("--queues", kGarbage + kHuge + std::vector<std::string>{"0", "1025"}, "1..1024", s);

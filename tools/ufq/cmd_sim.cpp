@@ -48,7 +48,58 @@ bool parse_duration(const std::string& word, Time& out) {
   return t.has_value();
 }
 
+// An option given that the chosen traffic model would never read: refused,
+// so a forgotten or mistyped --traffic does not silently run another
+// experiment. Returns the refusal, or "" when every given option is used.
+std::string option_unused_by_traffic(const CLI::App& sub, const std::string& traffic) {
+  struct OnlyFor {
+    const char* option;
+    const char* traffic;  // the one model that reads it
+  };
+  static const OnlyFor kOnlyFor[] = {
+      {"--pcap", "pcap"}, {"--on", "onoff"}, {"--off", "onoff"}, {"--flow-lifetime", "churn"}};
+  struct IgnoredBy {
+    const char* option;
+    const char* traffic;
+    const char* why;
+  };
+  static const IgnoredBy kIgnoredBy[] = {
+      {"--flows", "pcap", "the capture's 5-tuples make the flows"},
+      {"--rate", "pcap", "the capture's times set the pace"},
+      {"--packet-size", "pcap", "each packet keeps its captured length"},
+      {"--rate", "bulk", "unpaced flows: the NIC sets the pace"}};
+  const auto given = [&](const char* option) -> std::string {
+    const CLI::Option* o = sub.get_option_no_throw(option);
+    return o && o->count() > 0 && !o->results().empty() ? "\"" + o->results().back() + "\"" : std::string();
+  };
+  for (const auto& [option, only] : kOnlyFor)
+    if (traffic != only)
+      if (const std::string v = given(option); !v.empty())
+        return std::string(option) + " " + v + ": only used with --traffic " + only + " (got --traffic " + traffic +
+               ")";
+  for (const auto& [option, model, why] : kIgnoredBy)
+    if (traffic == model)
+      if (const std::string v = given(option); !v.empty())
+        return std::string(option) + " " + v + ": not used with --traffic " + model + " (" + why + ")";
+  return "";
+}
+
 int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
+  static const std::pair<const char*, sim::TrafficModel> kModels[] = {
+      {"edt", sim::TrafficModel::edt},         {"rate", sim::TrafficModel::rate},
+      {"bulk", sim::TrafficModel::bulk},       {"maxrate", sim::TrafficModel::maxrate},
+      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap},
+      {"churn", sim::TrafficModel::churn}};
+  bool known = false;
+  for (const auto& [name, model] : kModels)
+    if (a.traffic == name) {
+      cfg.traffic = model;
+      known = true;
+    }
+  if (!known)
+    return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff, pcap or churn");
+  if (const std::string unused = option_unused_by_traffic(sub, a.traffic); !unused.empty()) return fail(unused);
+
   // Workload and machine.
   if (!parse_duration(a.duration, cfg.duration) || cfg.duration == 0 || cfg.duration > 3600 * kNsecPerSec)
     return fail("--duration \"" + a.duration + "\": expected a time from 1ns to 3600s (e.g. 20s, 500ms)");
@@ -72,19 +123,6 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
       return fail("--nic-rate \"" + a.nic_rate + "\": expected a rate from 1mbit to 10tbit (e.g. 100gbit)");
     cfg.nic.line_rate_bps = static_cast<std::uint64_t>(*bits);
   }
-  static const std::pair<const char*, sim::TrafficModel> kModels[] = {
-      {"edt", sim::TrafficModel::edt},         {"rate", sim::TrafficModel::rate},
-      {"bulk", sim::TrafficModel::bulk},       {"maxrate", sim::TrafficModel::maxrate},
-      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap},
-      {"churn", sim::TrafficModel::churn}};
-  bool known = false;
-  for (const auto& [name, model] : kModels)
-    if (a.traffic == name) {
-      cfg.traffic = model;
-      known = true;
-    }
-  if (!known)
-    return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff, pcap or churn");
   if (!parse_duration(a.flow_lifetime, cfg.flow_lifetime) || cfg.flow_lifetime < kNsecPerMsec ||
       cfg.flow_lifetime > 86400 * kNsecPerSec)
     return fail("--flow-lifetime \"" + a.flow_lifetime + "\": expected a time from 1ms to 86400s (e.g. 30s)");
@@ -94,7 +132,7 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
   if (a.compat != "5.7" && a.compat != "latest")
     return fail("--compat \"" + a.compat + "\": expected 5.7 or latest");
   if (cfg.flows == 0 || cfg.flows > 10'000'000) return fail("--flows: expected 1..10000000");
-  if (!(cfg.rate_pps > 0) || cfg.rate_pps > 1e9) return fail("--rate: expected 1..1000000000 packets/s");
+  if (!(cfg.rate_pps > 0) || cfg.rate_pps > 1e9) return fail("--rate: expected above 0, up to 1000000000 packets/s");
   if (cfg.packet_size < 64 || cfg.packet_size > 65535) return fail("--packet-size: expected 64..65535 bytes");
   if (cfg.queues == 0 || cfg.queues > 1024) return fail("--queues: expected 1..1024");
   if (cfg.cpus < cfg.queues || cfg.cpus > 4096) return fail("--cpus: expected --queues..4096");
@@ -240,11 +278,14 @@ void add_sim_command(Commands& commands) {
   sub->prefix_command();
   sub->add_option("--traffic", a->traffic, "edt | rate | bulk | maxrate | onoff | pcap | churn")
       ->capture_default_str();
-  sub->add_option("--flows", cfg->flows, "number of flows")->check(integer_in(1, 10'000'000))->capture_default_str();
-  sub->add_option("--rate", cfg->rate_pps, "total packets/s over all flows")
+  sub->add_option("--flows", cfg->flows, "number of flows (not with pcap: the capture's 5-tuples)")
+      ->check(integer_in(1, 10'000'000))
+      ->capture_default_str();
+  sub->add_option("--rate", cfg->rate_pps, "total packets/s over all flows (not with bulk or pcap)")
       ->check(number_in(0, 1e9))
       ->capture_default_str();
-  sub->add_option("--packet-size", cfg->packet_size, "bytes fq charges per packet (frame without FCS)")
+  sub->add_option("--packet-size", cfg->packet_size,
+                  "bytes fq charges per packet (frame without FCS; not with pcap)")
       ->check(integer_in(64, 65535))
       ->capture_default_str();
   sub->add_option("--duration", a->duration, "simulated time (s, ms, us)")->capture_default_str();

@@ -95,37 +95,35 @@ class ThrottledSet {
  public:
   ThrottledSet() : lane_(64), lane_mask_(63) {}
   void push(const Entry& e) {
-    if (lane_size_ == 0 || !before(e, lane_back())) {
+    if (lane_size_ == 0 || !before(e, lane_back())) [[likely]]
       lane_push(e);
-    } else {
-      heap_.push_back(e);
-      sift_up(heap_.size() - 1);
-    }
+    else
+      heap_push(e);
   }
   bool empty() const { return lane_size_ == 0 && heap_.empty(); }
-  // The smaller of the two fronts; `from_lane` says which.
-  const Entry* top(bool& from_lane) const {
-    if (heap_.empty()) {  // the common case: every due time arrived in order
-      from_lane = true;
-      return lane_size_ ? &lane_[lane_head_] : nullptr;
-    }
+  // The smaller of the two fronts (nullptr when empty) and whether it is the
+  // lane's. Returned by value so the flag stays in a register.
+  struct Front {
+    const Entry* entry;
+    bool from_lane;
+  };
+  Front top() const {
+    if (heap_.empty()) [[likely]]  // the common case: every due time arrived in order
+      return {lane_size_ ? &lane_[lane_head_] : nullptr, true};
+    return top_of_both();
+  }
+  UFQ_COLD Front top_of_both() const {
     const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
-    const Entry* h = heap_.empty() ? nullptr : &heap_[0];
-    if (l && (!h || before(*l, *h))) {
-      from_lane = true;
-      return l;
-    }
-    from_lane = false;
-    return h;
+    const Entry* h = &heap_[0];
+    if (l && before(*l, *h)) return {l, true};
+    return {h, false};
   }
   void pop(bool from_lane) {
-    if (from_lane) {
+    if (from_lane) [[likely]] {
       lane_head_ = (lane_head_ + 1) & lane_mask_;
       --lane_size_;
     } else {
-      heap_[0] = heap_.back();
-      heap_.pop_back();
-      if (!heap_.empty()) sift_down(0);
+      heap_pop();
     }
   }
   // The lane entry `k` places behind the front, if there is one.
@@ -156,15 +154,25 @@ class ThrottledSet {
  private:
   const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
   void lane_push(const Entry& e) {
-    if (lane_size_ == lane_mask_ + 1) {
-      std::vector<Entry> grown(lane_.size() * 2);
-      for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
-      lane_ = std::move(grown);
-      lane_mask_ = lane_.size() - 1;
-      lane_head_ = 0;
-    }
+    if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
     lane_[(lane_head_ + lane_size_) & lane_mask_] = e;
     ++lane_size_;
+  }
+  UFQ_COLD void grow_lane() {
+    std::vector<Entry> grown(lane_.size() * 2);
+    for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
+    lane_ = std::move(grown);
+    lane_mask_ = lane_.size() - 1;
+    lane_head_ = 0;
+  }
+  UFQ_COLD void heap_push(const Entry& e) {
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
+  }
+  UFQ_COLD void heap_pop() {
+    heap_[0] = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(0);
   }
   void sift_up(std::size_t i) {
     const Entry e = heap_[i];
@@ -241,9 +249,60 @@ class FastFqScheduler::Impl {
   std::uint64_t key_of(std::uint32_t i) const { return flows_[i].key; }
 
   // ---------------------------------------------------------------- enqueue
-  Verdict enqueue(Packet& pkt, Time now) {
+  UFQ_INLINE Verdict enqueue(Packet& pkt, Time now) {
+    if (enqueue_common(pkt, now)) [[likely]]
+      return Verdict::queued;
+    return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
+  }
+
+  [[gnu::noinline]] Verdict enqueue_any(Packet& pkt, Time now) {
     ++st_.offered;
     return latest_ ? enqueue_latest(pkt, now) : enqueue_5_7(pkt, now);
+  }
+
+  // enqueue_latest() for the common case, with no calls: a packet of a
+  // connected owner whose flow hint holds, due after the offload horizon and
+  // within the time horizon, in order within its flow, no GC candidate, the
+  // tick cached. Returns false, having changed nothing, when anything else
+  // holds; enqueue_any() then decides the packet from the start.
+  UFQ_INLINE bool enqueue_common(Packet& pkt, Time now) {
+    if (!latest_) return false;
+    const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
+    if (band_pkt_count_[band] >= cfg_.limit) return false;
+    const Time tts = pkt.tstamp ? pkt.tstamp : now;
+    if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(now + horizon_ns_)) return false;
+    if (tts <= now + offload_ns_) return false;  // fastpath_ok() may hold: the internal queue's case
+    const FlowOwner* owner = pkt.owner;
+    if (!owner || owner->kind != FlowOwner::Kind::connected) return false;
+    const std::uint32_t i = owner->flow_hint_;
+    if (i >= flow_slots_) return false;
+    Flow* f = &flows_[i];
+    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->qlen >= cfg_.flow_limit) return false;
+    if (now - jiffy_start_ >= tick_ns_) return false;  // jiffies(now) would divide
+    if (age_head_ != kNil && gc_candidate(&flows_[age_head_], now)) return false;
+    const bool detached = state(f) == FlowState::detached;
+    Packet* tail = detached ? nullptr : f->tail;
+    if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
+
+    ++st_.offered;
+    pkt.time_to_send_ = tts;
+    detail::set_flags(pkt, band, false);
+    if (detached) activate(i, now);
+    f->band = band;
+    ++band_pkt_count_[band];
+    if (f->qlen == 0) --inactive_flows_;
+    ++f->qlen;
+    if (!tail) {
+      pkt.next_ = &pkt;
+    } else {
+      pkt.next_ = tail->next_;
+      tail->next_ = &pkt;
+    }
+    f->tail = &pkt;
+    st_.backlog += pkt.len;
+    ++qlen_;
+    return true;
   }
 
   Verdict enqueue_latest(Packet& pkt, Time now) {
@@ -584,8 +643,9 @@ class FastFqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
-    bool from_lane = false;
-    while (const Entry* e = delayed_.top(from_lane)) {
+    for (;;) {
+      const auto [e, from_lane] = delayed_.top();
+      if (!e) break;
       if (!live(*e)) {
         delayed_.pop(from_lane);
         continue;

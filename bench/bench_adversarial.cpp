@@ -104,11 +104,9 @@ void BM_Paced(benchmark::State& state, const KeyFamily* fam, std::size_t flows) 
     const std::size_t slot = next;
     ufq::Packet& p = ring[slot];
     next = next + 1 == ring.size() ? 0 : next + 1;
-    p = ufq::Packet{};
-    p.len = 1514;
+    ufq::bench::fill(p, 1514, nullptr, now + gap);
     fl.stamp(p, f, slot);
     f = f + 1 == flows ? 0 : f + 1;
-    p.tstamp = now + gap;
     benchmark::DoNotOptimize(fq.enqueue(p, now));
     now += 1000;
     while (ufq::Packet* out = fq.dequeue(now)) benchmark::DoNotOptimize(out);

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "bench_config.hpp"
 #include "heap_pacer.hpp"
 #include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
@@ -23,15 +24,8 @@ using ufq::FastFqScheduler;
 using ufq::FqScheduler;
 using ufq::bench::HeapPacer;
 
-// Buckets sized to the flow count, as an administrator would (2^10..2^18).
-ufq::FqConfig config_for(std::size_t flows, std::uint32_t slack) {
-  ufq::FqConfig cfg;
-  cfg.timer_slack_ns = slack;
-  cfg.buckets_log = static_cast<std::uint8_t>(std::clamp<std::size_t>(static_cast<std::size_t>(std::bit_width(flows)), 10, 18));
-  cfg.horizon_us = 0xFFFFFFFF;
-  cfg.limit = 0xFFFFFFFF;  // every flow holds a packet: more than the default 10000
-  return cfg;
-}
+using ufq::bench::config_for;
+using ufq::bench::fill;
 
 template <class S>
 S make(const ufq::FqConfig& cfg) {
@@ -73,17 +67,11 @@ void BM_PacedOrder(benchmark::State& state) {
   auto one = [&] {
     ufq::Packet& p = ring[next];
     next = next + 1 == ring.size() ? 0 : next + 1;
-    p = ufq::Packet{};
-    p.len = 1514;
-    if constexpr (kShuffled)
-      p.owner = &owners[order[round & 1][f]];
-    else
-      p.owner = &owners[f];
+    fill(p, 1514, kShuffled ? &owners[order[round & 1][f]] : &owners[f], now + gap);
     if (++f == flows) {
       f = 0;
       ++round;
     }
-    p.tstamp = now + gap;
     benchmark::DoNotOptimize(fq.enqueue(p, now));
     now += 1000;
     while (ufq::Packet* out = fq.dequeue(now)) benchmark::DoNotOptimize(out);
@@ -100,6 +88,58 @@ void BM_Paced(benchmark::State& state) {
 template <class S>
 void BM_PacedShuffled(benchmark::State& state) {
   BM_PacedOrder<S, true>(state);
+}
+
+// When a pacer thread that sleeps on the scheduler's timer wakes up: the
+// watchdog's hard expiry (soft expiry + slack: an hrtimer with slack fires then
+// unless something else wakes the CPU earlier), or, for the binary heap, its
+// earliest due time plus the same slack. kNever: nothing is throttled.
+template <class S>
+ufq::Time wake_time(const S& fq, ufq::Time slack) {
+  if constexpr (std::is_same_v<S, HeapPacer>) {
+    const ufq::Time t = fq.next_due();
+    return t == ufq::kNever ? t : t + slack;
+  } else {
+    return fq.watchdog().queued() ? fq.watchdog().hard_expiry() : ufq::kNever;
+  }
+}
+
+// The seed's workload as a pacer thread runs it: packets arrive one per
+// microsecond (each flow paced by EDT as in BM_Paced) and are enqueued as they
+// arrive; the thread dequeues only when its timer fires, releasing every packet
+// due by then. With slack 0 that is one wake-up per packet (BM_Paced's
+// pattern); with 10 us slack one wake-up releases about ten packets, so the
+// per-wake-up work (the dequeue that finds nothing due, the timer re-arm) is
+// shared by them: what timer slack buys, per packet.
+template <class S>
+void BM_PacedTimer(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  const auto slack = static_cast<ufq::Time>(state.range(1));
+  S fq = make<S>(config_for(flows, static_cast<std::uint32_t>(slack)));
+  std::vector<ufq::FlowOwner> owners(flows);
+  for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
+  std::vector<ufq::Packet> ring(2 * flows + 64);
+  std::size_t next = 0, f = 0;
+  ufq::Time now = 1'000'000'000;
+  ufq::Time wake = now;
+  const ufq::Time gap = flows * 1000;
+  auto one = [&] {
+    ufq::Packet& p = ring[next];
+    next = next + 1 == ring.size() ? 0 : next + 1;
+    fill(p, 1514, &owners[f], now + gap);
+    f = f + 1 == flows ? 0 : f + 1;
+    benchmark::DoNotOptimize(fq.enqueue(p, now));
+    now += 1000;
+    if (now >= wake) {
+      if constexpr (!std::is_same_v<S, HeapPacer>) fq.watchdog().expire();
+      while (ufq::Packet* out = fq.dequeue(now)) benchmark::DoNotOptimize(out);
+      wake = wake_time(fq, slack);
+      if (wake == ufq::kNever) wake = now;  // nothing throttled: look again at the next arrival
+    }
+  };
+  for (std::size_t i = 0; i < 2 * flows + 1000; ++i) one();
+  for (auto _ : state) one();
+  state.SetItemsProcessed(state.iterations());
 }
 
 // Every flow backlogged with one packet, no pacing: DRR alone.
@@ -119,7 +159,7 @@ void BM_Unpaced(benchmark::State& state) {
   for (auto _ : state) {
     ufq::Packet& p = ring[next];
     next = next + 1 == ring.size() ? 0 : next + 1;
-    p = ufq::Packet{.len = 1514, .owner = &owners[f]};
+    fill(p, 1514, &owners[f], 0);
     f = f + 1 == flows ? 0 : f + 1;
     benchmark::DoNotOptimize(fq.enqueue(p, 0));
     benchmark::DoNotOptimize(fq.dequeue(0));
@@ -241,6 +281,7 @@ void BM_Memory(benchmark::State& state) {
   BENCHMARK_TEMPLATE(name, HeapPacer) __VA_ARGS__
 
 UFQ_BENCH3(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
+UFQ_BENCH3(BM_PacedTimer, ->ArgsProduct({{1000, 1000000}, {0, 10000}}));
 UFQ_BENCH3(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, FqScheduler)->Arg(1000)->Arg(1000000);

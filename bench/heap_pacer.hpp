@@ -32,6 +32,10 @@ class HeapPacer {
     return true;
   }
 
+  // When the earliest flow may send (kNever when nothing is queued): a pacer
+  // thread sleeps until then (plus its timer slack).
+  Time next_due() const { return heap_.empty() ? kNever : heap_.top().t; }
+
   Packet* dequeue(Time now) {
     if (heap_.empty() || heap_.top().t > now) return nullptr;
     const Item top = heap_.top();

@@ -94,11 +94,19 @@ inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t ==
 class ThrottledSet {
  public:
   ThrottledSet() : lane_(64), lane_mask_(63) {}
-  void push(const Entry& e) {
-    if (lane_size_ == 0 || !before(e, lane_back())) [[likely]]
-      lane_push(e);
-    else
-      heap_push(e);
+  // `seq` must be newer than every entry's (the throttle order only grows), so
+  // the entry belongs behind the lane's last unless it is due earlier.
+  void push(Time t, std::uint64_t seq, std::uint32_t idx) {
+    if (lane_size_ == 0 || t >= lane_back().t) [[likely]] {
+      if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
+      Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
+      e.t = t;
+      e.seq = seq;
+      e.idx = idx;
+      ++lane_size_;
+    } else {
+      heap_push(Entry{t, seq, idx});
+    }
   }
   bool empty() const { return lane_size_ == 0 && heap_.empty(); }
   // The smaller of the two fronts (nullptr when empty) and whether it is the
@@ -612,7 +620,7 @@ class FastFqScheduler::Impl {
     Flow* f = &flows_[i];
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
-    delayed_.push(Entry{f->time_next_packet, seq, i});
+    delayed_.push(f->time_next_packet, seq, i);
     set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;

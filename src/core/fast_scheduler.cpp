@@ -115,16 +115,13 @@ class ThrottledSet {
     const Entry* entry;
     bool from_lane;
   };
+  // Inline even with a heap: a few out-of-order throttles (flows that waited a
+  // DRR round for credit) can keep one there for long.
   Front top() const {
-    if (heap_.empty()) [[likely]]  // the common case: every due time arrived in order
-      return {lane_size_ ? &lane_[lane_head_] : nullptr, true};
-    return top_of_both();
-  }
-  UFQ_COLD Front top_of_both() const {
     const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
-    const Entry* h = &heap_[0];
-    if (l && before(*l, *h)) return {l, true};
-    return {h, false};
+    if (heap_.empty() || (l && before(*l, heap_[0]))) [[likely]]
+      return {l, true};
+    return {&heap_[0], false};
   }
   void pop(bool from_lane) {
     if (from_lane) [[likely]] {

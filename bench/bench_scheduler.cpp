@@ -281,7 +281,7 @@ void BM_Memory(benchmark::State& state) {
   BENCHMARK_TEMPLATE(name, HeapPacer) __VA_ARGS__
 
 UFQ_BENCH3(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
-UFQ_BENCH3(BM_PacedTimer, ->ArgsProduct({{1000, 1000000}, {0, 10000}}));
+UFQ_BENCH3(BM_PacedTimer, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
 UFQ_BENCH3(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, FqScheduler)->Arg(1000)->Arg(1000000);

@@ -200,7 +200,8 @@ if os.path.exists(adv_path):
     alines = ["", "## Adversarial flow keys", "",
               f"Medians of {adv_reps} interleaved repetitions (bench_adversarial), ns per packet; ratio = "
               "against random keys of the same kind (owner ids: `random`, packet hashes: `hash_random`) "
-              f"in the same run. Load average {actx.get('load_avg')}.", "",
+              f"in the same run, {actx.get('date')} (bench/results/bench_adversarial.json; not re-run "
+              f"when run.sh's SUITES leaves it out). Load average {actx.get('load_avg')}.", "",
               "| workload | keys | flows | fast | fast / random | reference | reference / random |",
               "|---|---|---|---|---|---|---|"]
     for workload in ("paced", "unpaced"):

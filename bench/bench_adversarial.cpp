@@ -14,8 +14,8 @@
 
 #include "adversarial_keys.hpp"
 #include "bench_config.hpp"
-#include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
+#include "ufq/reference/scheduler.hpp"
 
 namespace {
 
@@ -169,8 +169,8 @@ void register_impl(const char* impl) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  register_impl<ufq::FqScheduler>("FqScheduler");
-  register_impl<ufq::FastFqScheduler>("FastFqScheduler");
+  register_impl<ufq::reference::FqScheduler>("Reference");
+  register_impl<ufq::FqScheduler>("Fast");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

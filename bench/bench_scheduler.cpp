@@ -1,6 +1,6 @@
 // Scheduler cost (Google Benchmark), three implementations side by side in one
-// run: Ref = FqScheduler (kernel-shaped structures), Fast = FastFqScheduler
-// (same decisions, flat structures), Heap = a binary heap of next-send times
+// run: Reference = ufq::reference::FqScheduler (kernel-shaped structures), Fast =
+// ufq::FqScheduler (the public one: same decisions, flat structures), Heap = a binary heap of next-send times
 // (the common user-space pacer). bench/run.sh runs it with repetitions and
 // turns the medians into bench/results/.
 #include <benchmark/benchmark.h>
@@ -15,13 +15,13 @@
 
 #include "bench_config.hpp"
 #include "heap_pacer.hpp"
-#include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
+#include "ufq/reference/scheduler.hpp"
 
 namespace {
 
-using ufq::FastFqScheduler;
-using ufq::FqScheduler;
+using Reference = ufq::reference::FqScheduler;
+using Fast = ufq::FqScheduler;
 using ufq::bench::HeapPacer;
 
 using ufq::bench::config_for;
@@ -276,20 +276,20 @@ void BM_Memory(benchmark::State& state) {
 }  // namespace
 
 #define UFQ_BENCH3(name, ...)                                            \
-  BENCHMARK_TEMPLATE(name, FqScheduler) __VA_ARGS__;                     \
-  BENCHMARK_TEMPLATE(name, FastFqScheduler) __VA_ARGS__;                 \
+  BENCHMARK_TEMPLATE(name, Reference) __VA_ARGS__;                     \
+  BENCHMARK_TEMPLATE(name, Fast) __VA_ARGS__;                 \
   BENCHMARK_TEMPLATE(name, HeapPacer) __VA_ARGS__
 
 UFQ_BENCH3(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
 UFQ_BENCH3(BM_PacedTimer, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
 UFQ_BENCH3(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
-BENCHMARK_TEMPLATE(BM_Lookup, FqScheduler)->Arg(1000)->Arg(1000000);
-BENCHMARK_TEMPLATE(BM_Lookup, FastFqScheduler)->Arg(1000)->Arg(1000000);
-BENCHMARK_TEMPLATE(BM_ThrottleCycle, FqScheduler, true)->Name("BM_Throttle<FqScheduler>")->Arg(1000)->Arg(100000);
-BENCHMARK_TEMPLATE(BM_ThrottleCycle, FastFqScheduler, true)->Name("BM_Throttle<FastFqScheduler>")->Arg(1000)->Arg(100000);
-BENCHMARK_TEMPLATE(BM_ThrottleCycle, FqScheduler, false)->Name("BM_Unthrottle<FqScheduler>")->Arg(1000)->Arg(100000);
-BENCHMARK_TEMPLATE(BM_ThrottleCycle, FastFqScheduler, false)->Name("BM_Unthrottle<FastFqScheduler>")->Arg(1000)->Arg(100000);
-BENCHMARK_TEMPLATE(BM_Memory, FqScheduler)->Arg(1000)->Arg(1000000)->Iterations(1);
-BENCHMARK_TEMPLATE(BM_Memory, FastFqScheduler)->Arg(1000)->Arg(1000000)->Iterations(1);
+BENCHMARK_TEMPLATE(BM_Lookup, Reference)->Arg(1000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_Lookup, Fast)->Arg(1000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, Reference, true)->Name("BM_Throttle<Reference>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, Fast, true)->Name("BM_Throttle<Fast>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, Reference, false)->Name("BM_Unthrottle<Reference>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_ThrottleCycle, Fast, false)->Name("BM_Unthrottle<Fast>")->Arg(1000)->Arg(100000);
+BENCHMARK_TEMPLATE(BM_Memory, Reference)->Arg(1000)->Arg(1000000)->Iterations(1);
+BENCHMARK_TEMPLATE(BM_Memory, Fast)->Arg(1000)->Arg(1000000)->Iterations(1);
 BENCHMARK_MAIN();

@@ -38,7 +38,7 @@ choose_cpu() {
   if [[ $cpu == auto ]]; then
     cpu=""
     for ((c = 0; c < $(nproc); c++)); do
-      ns=$(taskset -c "$c" "$build/bench/bench_scheduler" --benchmark_filter='BM_PacedTimer<FastFqScheduler>/1000/10000$' \
+      ns=$(taskset -c "$c" "$build/bench/bench_scheduler" --benchmark_filter='BM_PacedTimer<Fast>/1000/10000$' \
              --benchmark_min_time=0.2 --benchmark_format=json 2>/dev/null |
            python3 -c 'import json, sys; b = json.load(sys.stdin)["benchmarks"][0]; print("%.1f" % (1e9 / b["items_per_second"]))')
       echo "$(date -u +%FT%TZ) before $suite: probe on CPU $c: $ns ns per packet" | tee -a "$out/cpu_probe.txt"

@@ -26,7 +26,7 @@ def ns(name):
         per = 1e9 / b["items_per_second"]
     return per
 
-impls = [("FqScheduler", "reference"), ("FastFqScheduler", "fast"), ("HeapPacer", "binary heap")]
+impls = [("Reference", "reference"), ("Fast", "fast"), ("HeapPacer", "binary heap")]
 rows = []
 def row(label, bench, arg):
     vals = [ns(f"{bench}<{i}>/{arg}") for i, _ in impls]
@@ -85,10 +85,10 @@ for label, (r, f, h) in rows:
     lines.append(f"| {label} | {fmt(r)} | {fmt(f)} | {fmt(h)} | {ratio} |")
 lines += ["", "| memory | reference | fast |", "|---|---|---|"]
 for f in (1000, 1000000):
-    lines.append(f"| bytes per idle flow, {f:,} flows | {fmt(mem('FqScheduler', f, 'bytes_per_flow'))} | "
-                 f"{fmt(mem('FastFqScheduler', f, 'bytes_per_flow'))} |")
-    lines.append(f"| scheduler bytes per queued packet, {f:,} flows | {fmt(mem('FqScheduler', f, 'bytes_per_packet'))} | "
-                 f"{fmt(mem('FastFqScheduler', f, 'bytes_per_packet'))} |")
+    lines.append(f"| bytes per idle flow, {f:,} flows | {fmt(mem('Reference', f, 'bytes_per_flow'))} | "
+                 f"{fmt(mem('Fast', f, 'bytes_per_flow'))} |")
+    lines.append(f"| scheduler bytes per queued packet, {f:,} flows | {fmt(mem('Reference', f, 'bytes_per_packet'))} | "
+                 f"{fmt(mem('Fast', f, 'bytes_per_packet'))} |")
 simrate = {}
 for name, b in mm.items():
     simrate[name] = b.get("sim_packets_per_s")
@@ -108,33 +108,33 @@ summary = {
     "machine": machine,
     "repetitions": int(reps),
     "ns_per_packet": {
-        "1k": paced("FastFqScheduler", 1000),
-        "1M": paced("FastFqScheduler", 1000000),
+        "1k": paced("Fast", 1000),
+        "1M": paced("Fast", 1000000),
         "workload": "BM_PacedTimer, slack 10 us: paced flows, dequeued when the watchdog fires",
-        "paced": {str(f): paced("FastFqScheduler", f) for f in flows_list},
-        "paced_slack0": {str(f): ns(f"BM_PacedTimer<FastFqScheduler>/{f}/0") for f in flows_list},
-        "paced_dequeue_every_packet": {str(f): paced_every("FastFqScheduler", f) for f in flows_list},
-        "reference_paced_dequeue_every_packet": {str(f): paced_every("FqScheduler", f) for f in flows_list},
+        "paced": {str(f): paced("Fast", f) for f in flows_list},
+        "paced_slack0": {str(f): ns(f"BM_PacedTimer<Fast>/{f}/0") for f in flows_list},
+        "paced_dequeue_every_packet": {str(f): paced_every("Fast", f) for f in flows_list},
+        "reference_paced_dequeue_every_packet": {str(f): paced_every("Reference", f) for f in flows_list},
         "heap_paced_dequeue_every_packet": {str(f): paced_every("HeapPacer", f) for f in flows_list},
-        "unpaced": {str(f): ns(f"BM_Unpaced<FastFqScheduler>/{f}") for f in flows_list},
-        "paced_shuffled": {str(f): ns(f"BM_PacedShuffled<FastFqScheduler>/{f}/10000") for f in (1000, 100000, 1000000)},
-        "reference_paced_shuffled": {str(f): ns(f"BM_PacedShuffled<FqScheduler>/{f}/10000")
+        "unpaced": {str(f): ns(f"BM_Unpaced<Fast>/{f}") for f in flows_list},
+        "paced_shuffled": {str(f): ns(f"BM_PacedShuffled<Fast>/{f}/10000") for f in (1000, 100000, 1000000)},
+        "reference_paced_shuffled": {str(f): ns(f"BM_PacedShuffled<Reference>/{f}/10000")
                                      for f in (1000, 100000, 1000000)},
         "heap_paced_shuffled": {str(f): ns(f"BM_PacedShuffled<HeapPacer>/{f}/10000") for f in (1000, 100000, 1000000)},
-        "reference_paced": {str(f): paced("FqScheduler", f) for f in flows_list},
+        "reference_paced": {str(f): paced("Reference", f) for f in flows_list},
         "heap_paced": {str(f): paced("HeapPacer", f) for f in flows_list},
     },
     "speedup_vs_reference": {
-        "1k": paced("FqScheduler", 1000) / paced("FastFqScheduler", 1000),
-        "1M": paced("FqScheduler", 1000000) / paced("FastFqScheduler", 1000000),
+        "1k": paced("Reference", 1000) / paced("Fast", 1000),
+        "1M": paced("Reference", 1000000) / paced("Fast", 1000000),
     },
     "speedup_vs_reference_dequeue_every_packet": {
-        "1k": paced_every("FqScheduler", 1000) / paced_every("FastFqScheduler", 1000),
-        "1M": paced_every("FqScheduler", 1000000) / paced_every("FastFqScheduler", 1000000),
+        "1k": paced_every("Reference", 1000) / paced_every("Fast", 1000),
+        "1M": paced_every("Reference", 1000000) / paced_every("Fast", 1000000),
     },
-    "bytes_per_flow": mem("FastFqScheduler", 1000000, "bytes_per_flow"),
-    "bytes_per_flow_1k": mem("FastFqScheduler", 1000, "bytes_per_flow"),
-    "bytes_per_packet": mem("FastFqScheduler", 1000000, "bytes_per_packet"),
+    "bytes_per_flow": mem("Fast", 1000000, "bytes_per_flow"),
+    "bytes_per_flow_1k": mem("Fast", 1000, "bytes_per_flow"),
+    "bytes_per_packet": mem("Fast", 1000000, "bytes_per_packet"),
     "sim_packets_per_s": max((v for v in simrate.values() if v), default=None),
     "sim_packets_per_s_by_benchmark": simrate,
 }
@@ -146,7 +146,7 @@ adv_path = os.path.join(out, "bench_adversarial.json")
 if os.path.exists(adv_path):
     adv = json.load(open(adv_path))
     ma = medians(adv)
-    adv_impls = [("FastFqScheduler", "fast"), ("FqScheduler", "reference")]
+    adv_impls = [("Fast", "fast"), ("Reference", "reference")]
     sizes = [(100000, "100k"), (1000000, "1M")]
     pat = re.compile(r"BM_Adversarial<(\w+)>/(\w+)/(\w+)/(\d+)")
     fams, labels = [], {}
@@ -189,7 +189,7 @@ if os.path.exists(adv_path):
     summary["adversarial_vs_random"]["worst_family"] = {
         label: f"{worst[label][1]} ({worst[label][2]})" for _, label in sizes if label in worst}
     summary["adversarial"] = {
-        "what": "FastFqScheduler ns/packet with chosen flow keys / with random keys, medians of "
+        "what": "Fast ns/packet with chosen flow keys / with random keys, medians of "
                 "interleaved repetitions in one run; worst over families and the paced and unpaced workloads",
         "repetitions": adv_reps,
         "load_avg": actx.get("load_avg"),
@@ -226,8 +226,8 @@ if os.path.exists(focus_path):
     def fns(name):
         b = fm.get(name)
         return 1e9 / b["items_per_second"] if b and b.get("items_per_second") else None
-    f1k, f1m = fns("BM_PacedTimer<FastFqScheduler>/1000/10000"), fns("BM_PacedTimer<FastFqScheduler>/1000000/10000")
-    r1k, r1m = fns("BM_PacedTimer<FqScheduler>/1000/10000"), fns("BM_PacedTimer<FqScheduler>/1000000/10000")
+    f1k, f1m = fns("BM_PacedTimer<Fast>/1000/10000"), fns("BM_PacedTimer<Fast>/1000000/10000")
+    r1k, r1m = fns("BM_PacedTimer<Reference>/1000/10000"), fns("BM_PacedTimer<Reference>/1000000/10000")
     if f1k and f1m and r1k and r1m:
         summary["ns_per_packet"]["1k"], summary["ns_per_packet"]["1M"] = f1k, f1m
         summary["speedup_vs_reference"] = {"1k": r1k / f1k, "1M": r1m / f1m}
@@ -242,8 +242,8 @@ with open(os.path.join(out, "scaling.dat"), "w") as d:
         v = ns(f"BM_PacedShuffled<{impl}>/{f}/10000")
         return "NaN" if v is None else v
     for f in flows_list:
-        d.write(f"{f} {paced('FqScheduler', f)} {paced('FastFqScheduler', f)} {paced('HeapPacer', f)} "
-                f"{shuffled('FqScheduler', f)} {shuffled('FastFqScheduler', f)} {shuffled('HeapPacer', f)} "
-                f"{paced_every('FqScheduler', f)} {paced_every('FastFqScheduler', f)} {paced_every('HeapPacer', f)}\n")
+        d.write(f"{f} {paced('Reference', f)} {paced('Fast', f)} {paced('HeapPacer', f)} "
+                f"{shuffled('Reference', f)} {shuffled('Fast', f)} {shuffled('HeapPacer', f)} "
+                f"{paced_every('Reference', f)} {paced_every('Fast', f)} {paced_every('HeapPacer', f)}\n")
 print(open(os.path.join(out, "results.md")).read())
 print(json.dumps(summary["speedup_vs_reference"]), summary["ns_per_packet"]["1k"], summary["ns_per_packet"]["1M"])

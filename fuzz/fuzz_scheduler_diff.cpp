@@ -4,7 +4,7 @@
 // any packet, dequeues at any non-decreasing time, watchdog wake-ups inside
 // and outside [soft, hard], owner rate/kind/generation changes, change() to
 // valid and to refused configurations, reset). After each one the reference
-// FqScheduler and FastFqScheduler must agree on the packet returned, the
+// reference::FqScheduler and FqScheduler must agree on the packet returned, the
 // verdict, every counter, the watchdog and the flows, and the reference must
 // satisfy the invariants of tests/core/invariants.hpp (shadow model of what is
 // queued: counters, due times, per-flow order, flow counts, watchdog).

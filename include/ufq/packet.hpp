@@ -35,7 +35,7 @@ struct FlowOwner {
   Rate max_pacing_rate = kUnlimitedRate;
 
   // --- private to the scheduler; do not touch ---
-  // Where FastFqScheduler last found this owner's flow (as a socket remembers
+  // Where FqScheduler last found this owner's flow (as a socket remembers
   // its flow), so a lookup is one flow-record read instead of a table probe.
   // Only a hint: it is checked against the flow's key before use, so a stale
   // one, or one left by another scheduler instance, just means a table lookup. Written

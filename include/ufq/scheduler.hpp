@@ -1,11 +1,24 @@
 // The fq packet scheduler: Linux's sch_fq rebuilt for user space.
+//
+// Decisions are the kernel's (docs/features.md lists where they differ); the
+// structures underneath are flat and cache-friendly (docs/architecture.md).
+// A kernel-shaped reference implementation, ufq::reference::FqScheduler, makes
+// the same decisions; tests/core/test_differential.cpp and
+// fuzz/fuzz_scheduler_diff.cpp drive both with the same input and compare
+// every dequeued packet, verdict and counter. Both satisfy ufq::Scheduler
+// (ufq/scheduler_concept.hpp).
+//
+// Threads: one instance is used by one thread at a time (the kernel's qdisc
+// lock); nothing inside takes a lock. Time never goes backwards between calls.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 
 #include "ufq/config.hpp"
+#include "ufq/flow_info.hpp"
 #include "ufq/packet.hpp"
 #include "ufq/stats.hpp"
 #include "ufq/time.hpp"
@@ -14,32 +27,10 @@
 
 namespace ufq {
 
-// Where a flow is, for inspection.
-enum class FlowState : std::uint8_t {
-  detached,   // on no list: idle (a GC candidate after 3 s)
-  new_list,   // on a band's new_flows list
-  old_list,   // on a band's old_flows list
-  throttled,  // in the throttled set until time_next_packet
-};
-
-const char* to_string(FlowState s);
-
-struct FlowInfo {
-  std::uint64_t key;       // owner id << 1, or (hash & orphan_mask) << 1 | 1
-  std::uint32_t qlen;
-  std::int32_t credit;
-  Time time_next_packet;   // 0 = never paced
-  FlowState state;
-  std::uint8_t band;       // band of the flow's last packet (latest), 0 in 5.7
-};
-
-// Called with each packet the scheduler hands back outside dequeue(): packets
-// removed by change() lowering the limit, and by reset().
-using PacketSink = std::function<void(Packet&)>;
-
 class FqScheduler {
  public:
-  // Throws ConfigError when `cfg` is invalid.
+  // Throws ConfigError (naming the field, the value and the valid range) when
+  // `cfg` is invalid.
   explicit FqScheduler(const FqConfig& cfg = FqConfig{});
   // Forgets any packet still queued without touching it (reset() first to get
   // them back), so packets may be freed before the scheduler.
@@ -51,11 +42,14 @@ class FqScheduler {
   // dequeue() returns it; otherwise it is refused, counted, and stays the
   // caller's. Never allocates once the flow pool has grown to the number of
   // flows in use.
+  // Pre: `pkt` is not held by any scheduler; its owner (if any) outlives it here.
   Verdict enqueue(Packet& pkt, Time now);
 
   // The next packet to send at `now`, or nullptr when none may leave yet. In
   // that case, if some flow is throttled, the watchdog holds a wake-up request
-  // for [earliest due time, + timer_slack]. `now` must not go backwards.
+  // for [earliest due time, + timer_slack].
+  // Pre: `now` is not earlier than the previous call's.
+  // Post: the returned packet is the caller's again; `due` and `ce` are set.
   Packet* dequeue(Time now);
 
   // Apply a new configuration, as `tc qdisc change` does, but all or nothing:
@@ -70,6 +64,7 @@ class FqScheduler {
   // Statistics are kept.
   void reset(const PacketSink& purged = {});
 
+  // Every counter of `tc -s qdisc show` for fq, at `now`.
   FqStats stats(Time now) const;
   const FqConfig& config() const;
   Watchdog& watchdog();
@@ -83,6 +78,11 @@ class FqScheduler {
   void for_each_flow(const std::function<void(const FlowInfo&)>& fn) const;
   // Packets in the internal queue (5.7: high priority; latest: fast path).
   std::uint32_t internal_qlen() const;
+
+  // Bytes the scheduler holds for its flows (flow array, flow table, throttled
+  // set), for the memory benchmark.
+  std::size_t memory_bytes() const;
+  static std::size_t flow_bytes();  // sizeof one flow record
 
   class Impl;
 

@@ -31,7 +31,7 @@ static_assert(sizeof(Group) == 64);
 
 __extension__ using u128 = unsigned __int128;
 
-// Maps a 64-bit flow key to a flow index (FastFqScheduler's flow array).
+// Maps a 64-bit flow key to a flow index (FqScheduler's flow array).
 // Keys themselves live in the flows; the table asks `key_of(index)` to confirm
 // a tag match. Open addressing over groups, linear probing group by group,
 // grown at 3/4 load.

@@ -1,5 +1,5 @@
-// The pure rules of fq that both scheduler implementations (FqScheduler, the
-// kernel-shaped reference, and FastFqScheduler) apply identically: the
+// The pure rules of fq that both scheduler implementations (reference::FqScheduler, the
+// kernel-shaped reference, and the public FqScheduler) apply identically: the
 // configuration in the units the rules use, the CE mark at departure, and the
 // pacing gap. One copy, so the two cannot drift apart here.
 #pragma once

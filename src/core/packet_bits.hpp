@@ -2,7 +2,7 @@
 // ufq::Packet, 32 bytes): accessors for the band and orphan flag packed into a
 // tree pointer, and the Boost.Intrusive node traits that make a Packet a
 // red-black tree node with its FIFO link doubling as the left child.
-// Shared by the reference (FqScheduler) and the fast (FastFqScheduler) schedulers.
+// Shared by the reference (reference::FqScheduler) and the public (FqScheduler) schedulers.
 #pragma once
 
 #include <boost/intrusive/link_mode.hpp>

@@ -1,49 +1,43 @@
-// The fq scheduler. Data structures mirror the kernel's (a hash table of
-// ordered trees for flow lookup, per-flow FIFO plus ordered tree for packets,
-// an ordered throttled set, singly linked round-robin lists) so that this file
-// is the reference every faster variant is compared with. Each decision cites
-// the spec section (../shared/spec/sch_fq-behavior.md) it implements.
+// The fq scheduler (ufq::FqScheduler). Decisions are those of the reference
+// (src/reference/scheduler.cpp) line by line; only the structures differ:
+//  * flows live in one array, linked by 32-bit indices; a flow is 48 bytes
+//    (the FIFO tail shares its word with the idle age, the round-robin link with
+//    the detached-list link, the detached-list back link with the throttle ticket);
+//  * the flow table is open addressing in 64-byte groups of 12 slots (tag bytes
+//    + flow indices, F14-style overflow counts instead of tombstones), hashed
+//    with a per-instance random key so an adversary cannot aim collisions;
+//  * the throttled set is ordered by (time_next_packet, throttle order), the
+//    reference's order, as a FIFO lane for due times that arrive in order (the
+//    common case: every flow throttled by the same gap, EDT clocks) plus a
+//    4-ary heap for the rest; removal is lazy (a ticket per throttle);
+//  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per
+//    flow) and, rarely, an out-of-order tree kept off the flow in a side map.
 
 #include "ufq/scheduler.hpp"
-
-#include "fq_rules.hpp"
-#include "packet_bits.hpp"
-
-#include <boost/intrusive/rbtree.hpp>
-#include <boost/intrusive/set.hpp>
+#include "ufq/scheduler_concept.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <unordered_map>
 #include <vector>
+
+#include "flow_table.hpp"
+#include "fq_rules.hpp"
+#include "packet_bits.hpp"
+
+
+// The hot path (a paced packet's enqueue and dequeues) is compiled into one
+// frame per call; what it rarely needs (new flows, GC, out-of-order packets,
+// socket reuse, band rotation) is kept out of line so it does not cost the
+// common case registers or instructions.
+#define UFQ_COLD [[gnu::cold, gnu::noinline]]
+#define UFQ_INLINE [[gnu::always_inline]] inline
 
 namespace ufq {
 
-namespace bi = boost::intrusive;
-
-const char* to_string(Verdict v) {
-  switch (v) {
-    case Verdict::queued: return "queued";
-    case Verdict::drop_limit: return "limit";
-    case Verdict::drop_flow_limit: return "flow_limit";
-    case Verdict::drop_horizon: return "horizon";
-  }
-  return "?";
-}
-
-const char* to_string(FlowState s) {
-  switch (s) {
-    case FlowState::detached: return "detached";
-    case FlowState::new_list: return "new";
-    case FlowState::old_list: return "old";
-    case FlowState::throttled: return "throttled";
-  }
-  return "?";
-}
-
 namespace {
 
-// Credits and band credits are signed 32-bit and wrap like the kernel's
-// (which is built with -fno-strict-overflow); do the arithmetic unsigned.
 std::int32_t wrap_add(std::int32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + b);
 }
@@ -51,143 +45,278 @@ std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) - b);
 }
 
-using detail::PacketTree;
+inline constexpr std::uint32_t kNil = 0xFFFFFFFFU;
+inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's index
+inline constexpr std::uint8_t kFree = 0xFF;               // state of a pooled flow
+inline constexpr std::size_t kGcMax57 = 8;
+inline constexpr std::size_t kGcMaxLatest = 64;
 
 struct Flow {
-  bi::set_member_hook<> table_hook;  // in its bucket's tree
-  bi::set_member_hook<> rate_hook;   // in the throttled set
-  Packet* head = nullptr;            // in-order FIFO
-  Packet* tail = nullptr;
-  PacketTree t_root;                 // out-of-order packets
-  Flow* next = nullptr;              // round-robin list link, or free-list link
-  Flow* age_prev = nullptr;          // detached-flow list, oldest detach first (GC)
-  Flow* age_next = nullptr;
-  std::uint64_t key = 0;
-  std::uint64_t age = 0;             // jiffies | 1 when it became detached
-  Time time_next_packet = 0;
-  std::uint32_t socket_hash = 0;
-  std::uint32_t qlen = 0;
-  std::int32_t credit = 0;
-  std::uint8_t band = 0;
-  FlowState state = FlowState::detached;
+  union {
+    Packet* tail;       // while it is listed or throttled: the FIFO's last packet (tail->next_ = head)
+    std::uint64_t age;  // while detached (always empty then): jiffies | 1 when it became detached
+  };
+  Time time_next_packet;
+  std::uint64_t key;
+  std::uint32_t next;    // round-robin list link, detached-list link, or free-list link
+  std::uint32_t prev;    // detached-list back link, or throttle ticket while throttled
+  std::uint32_t socket_hash;
+  std::uint32_t qlen;
+  std::int32_t credit;
+  std::uint8_t band;
+  std::uint8_t state;    // FlowState, or kFree
+  bool has_ooo;          // out-of-order packets in ooo_
 };
-
-// The kernel's tree compares socket pointers "reversed" (greater keys to the
-// right); we keep that order so the search path visits the same kind of nodes.
-struct ByKeyReversed {
-  bool operator()(const Flow& a, const Flow& b) const { return a.key > b.key; }
-};
-using FlowTree = bi::rbtree<Flow, bi::member_hook<Flow, bi::set_member_hook<>, &Flow::table_hook>,
-                            bi::compare<ByKeyReversed>, bi::constant_time_size<false>>;
-
-struct ByTimeNextPacket {
-  bool operator()(const Flow& a, const Flow& b) const { return a.time_next_packet < b.time_next_packet; }
-};
-// Throttled flows by due time; ties in throttle order (upper-bound insert).
-using ThrottledSet =
-    bi::multiset<Flow, bi::member_hook<Flow, bi::set_member_hook<>, &Flow::rate_hook>,
-                 bi::compare<ByTimeNextPacket>, bi::constant_time_size<false>>;
+static_assert(sizeof(Flow) == 48);
 
 struct FlowList {
-  Flow* first = nullptr;
-  Flow* last = nullptr;
+  std::uint32_t first = kNil;
+  std::uint32_t last = kNil;
 };
 
 struct Band {
   FlowList new_flows;
   FlowList old_flows;
   std::int32_t credit = 0;
-  std::int32_t quantum = 0;  // the band's weight
+  std::int32_t quantum = 0;
 };
 
-// Flow objects in chunks with a free list: a flow costs an allocation only
-// when the pool grows, never in steady state. `cap` (0 = none) models the
-// kernel's allocation failure.
-class FlowPool {
+// ------------------------------------------------------------ throttled set
+struct Entry {
+  Time t;
+  std::uint64_t seq;  // global throttle order: ties on t leave in throttle order
+  std::uint32_t idx;
+};
+inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); }
+
+// Entries in (t, seq) order: a FIFO lane takes every entry not earlier than its
+// last one (O(1)); the others go to a 4-ary heap. Stale entries (the flow left
+// the set early, on socket reuse) are skipped when they surface.
+class ThrottledSet {
  public:
-  explicit FlowPool(std::uint32_t cap) : cap_(cap) {}
-
-  Flow* allocate() {
-    if (!free_) {
-      if (cap_ && capacity_ >= cap_) return nullptr;
-      std::size_t n = std::clamp<std::size_t>(capacity_ / 2, 64, 65536);
-      if (cap_) n = std::min<std::size_t>(n, cap_ - capacity_);
-      chunks_.push_back(std::make_unique<Flow[]>(n));
-      Flow* chunk = chunks_.back().get();
-      for (std::size_t i = n; i-- > 0;) {
-        chunk[i].next = free_;
-        free_ = &chunk[i];
-      }
-      capacity_ += n;
+  ThrottledSet() : lane_(64), lane_mask_(63) {}
+  // `seq` must be newer than every entry's (the throttle order only grows), so
+  // the entry belongs behind the lane's last unless it is due earlier.
+  void push(Time t, std::uint64_t seq, std::uint32_t idx) {
+    if (lane_size_ == 0 || t >= lane_back().t) [[likely]]
+      lane_push(t, seq, idx);
+    else
+      heap_push(Entry{t, seq, idx});
+  }
+  bool empty() const { return lane_size_ == 0 && heap_.empty(); }
+  // The smaller of the two fronts (nullptr when empty) and whether it is the
+  // lane's. Returned by value so the flag stays in a register.
+  struct Front {
+    const Entry* entry;
+    bool from_lane;
+  };
+  // Inline even with a heap: a few out-of-order throttles (flows that waited a
+  // DRR round for credit) can keep one there for long.
+  Front top() const {
+    const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
+    if (heap_.empty() || (l && before(*l, heap_[0]))) [[likely]]
+      return {l, true};
+    return {&heap_[0], false};
+  }
+  void pop(bool from_lane) {
+    if (from_lane) [[likely]] {
+      lane_head_ = (lane_head_ + 1) & lane_mask_;
+      --lane_size_;
+    } else {
+      heap_pop();
     }
-    Flow* f = free_;
-    free_ = f->next;
-    return f;
   }
-
-  void release(Flow* f) {
-    // Hooks are unlinked and the packet tree empty by now; reset the rest.
-    f->head = f->tail = nullptr;
-    f->time_next_packet = 0;
-    f->qlen = 0;
-    f->credit = 0;
-    f->band = 0;
-    f->state = FlowState::detached;
-    f->age_prev = f->age_next = nullptr;
-    f->next = free_;
-    free_ = f;
+  // The lane entry `k` places behind the front, if there is one.
+  const Entry* lane_ahead(std::size_t k) const {
+    return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
   }
+  void clear() {
+    lane_head_ = lane_size_ = 0;
+    heap_.clear();
+  }
+  std::size_t size() const { return lane_size_ + heap_.size(); }
+  // Drop stale entries when they outnumber the live ones.
+  template <class Live>
+  void compact(const Live& live) {
+    std::vector<Entry> keep;
+    keep.reserve(lane_size_);
+    for (std::size_t i = 0; i < lane_size_; ++i) {
+      const Entry& e = lane_[(lane_head_ + i) & lane_mask_];
+      if (live(e)) keep.push_back(e);
+    }
+    lane_head_ = lane_size_ = 0;
+    for (const Entry& e : keep) lane_push(e.t, e.seq, e.idx);
+    std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
+    for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
+  }
+  std::size_t bytes() const { return (lane_.capacity() + heap_.capacity()) * sizeof(Entry); }
 
  private:
-  std::vector<std::unique_ptr<Flow[]>> chunks_;
-  Flow* free_ = nullptr;
-  std::size_t capacity_ = 0;
-  std::uint32_t cap_;
+  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
+  // Field by field: an Entry built first went through the stack.
+  void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
+    if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
+    Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
+    e.t = t;
+    e.seq = seq;
+    e.idx = idx;
+    ++lane_size_;
+  }
+  UFQ_COLD void grow_lane() {
+    std::vector<Entry> grown(lane_.size() * 2);
+    for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
+    lane_ = std::move(grown);
+    lane_mask_ = lane_.size() - 1;
+    lane_head_ = 0;
+  }
+  UFQ_COLD void heap_push(const Entry& e) {
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
+  }
+  UFQ_COLD void heap_pop() {
+    heap_[0] = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(0);
+  }
+  void sift_up(std::size_t i) {
+    const Entry e = heap_[i];
+    while (i > 0) {
+      const std::size_t p = (i - 1) / 4;
+      if (!before(e, heap_[p])) break;
+      heap_[i] = heap_[p];
+      i = p;
+    }
+    heap_[i] = e;
+  }
+  void sift_down(std::size_t i) {
+    const Entry e = heap_[i];
+    const std::size_t n = heap_.size();
+    for (;;) {
+      const std::size_t c = 4 * i + 1;
+      if (c >= n) break;
+      std::size_t best = c;
+      const std::size_t end = std::min(c + 4, n);
+      for (std::size_t j = c + 1; j < end; ++j)
+        if (before(heap_[j], heap_[best])) best = j;
+      if (!before(heap_[best], e)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
+
+  std::vector<Entry> lane_;  // ring buffer, power-of-two size
+  std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
+  std::size_t lane_head_ = 0, lane_size_ = 0;
+  std::vector<Entry> heap_;
 };
-
-// Flows freed per enqueue at most (§3.5): the kernel's FQ_GC_MAX in 5.7; the
-// newest kernel frees every candidate on its search path (a red-black path, so
-// a few dozen at most), which the age-ordered rule bounds at 64.
-inline constexpr std::size_t kGcMax57 = 8;
-inline constexpr std::size_t kGcMaxLatest = 64;
-
-// The multiplicative hash of the kernel's hash_ptr() on 64-bit hosts.
-std::uint32_t bucket_of(std::uint64_t key, std::uint8_t log) {
-  return static_cast<std::uint32_t>((key * 0x61C8864680B583EBULL) >> (64 - log));
-}
 
 }  // namespace
 
 class FqScheduler::Impl {
  public:
-  explicit Impl(const FqConfig& cfg) : pool_(cfg.max_flows) {
+  explicit Impl(const FqConfig& cfg) {
     if (auto err = validate(cfg)) throw *err;
     apply(cfg);
-    buckets_ = std::make_unique<FlowTree[]>(cfg.buckets());
-    internal_.state = FlowState::old_list;  // never detached: it is never listed or hashed
+    std::memset(static_cast<void*>(&internal_), 0, sizeof internal_);
+    internal_.state = static_cast<std::uint8_t>(FlowState::old_list);
+    internal_.next = internal_.prev = kNil;
   }
 
-  // Forget the packets still held without touching them: the caller may already
-  // have freed them (call reset() first to get them back).
-  ~Impl() {
-    delayed_.clear();
-    for (std::uint32_t i = 0; i < cfg_.buckets(); ++i) buckets_[i].clear();
+  // ---------------------------------------------------------------- flows
+  Flow* at(std::uint32_t i) { return i == kInternal ? &internal_ : &flows_[i]; }
+  std::uint32_t idx(const Flow* f) const {
+    return f == &internal_ ? kInternal : static_cast<std::uint32_t>(f - flows_.data());
   }
+  static FlowState state(const Flow* f) { return static_cast<FlowState>(f->state); }
+  static void set_state(Flow* f, FlowState s) { f->state = static_cast<std::uint8_t>(s); }
+
+  std::uint32_t allocate_flow() {
+    if (free_ != kNil) {
+      const std::uint32_t i = free_;
+      free_ = flows_[i].next;
+      return i;
+    }
+    if (cfg_.max_flows && flows_.size() >= cfg_.max_flows) return kNil;
+    flows_.emplace_back();
+    return flow_slots_++;
+  }
+
+  void release_flow(Flow* f) {
+    if (f->has_ooo) ooo_.erase(idx(f));
+    f->has_ooo = false;
+    f->state = kFree;
+    f->next = free_;
+    free_ = idx(f);
+  }
+
+  std::uint64_t key_of(std::uint32_t i) const { return flows_[i].key; }
 
   // ---------------------------------------------------------------- enqueue
-  Verdict enqueue(Packet& pkt, Time now) {
+  UFQ_INLINE Verdict enqueue(Packet& pkt, Time now) {
+    if (enqueue_common(pkt, now)) [[likely]]
+      return Verdict::queued;
+    return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
+  }
+
+  [[gnu::noinline]] Verdict enqueue_any(Packet& pkt, Time now) {
     ++st_.offered;
     return latest_ ? enqueue_latest(pkt, now) : enqueue_5_7(pkt, now);
   }
 
+  // enqueue_latest() for the common case, with no calls: a packet of a
+  // connected owner whose flow hint holds, due after the offload horizon and
+  // within the time horizon, in order within its flow, no GC candidate, the
+  // tick cached. Returns false, having changed nothing, when anything else
+  // holds; enqueue_any() then decides the packet from the start.
+  UFQ_INLINE bool enqueue_common(Packet& pkt, Time now) {
+    if (!latest_) return false;
+    const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
+    if (band_pkt_count_[band] >= cfg_.limit) return false;
+    const Time tts = pkt.tstamp ? pkt.tstamp : now;
+    if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(now + horizon_ns_)) return false;
+    if (tts <= now + offload_ns_) return false;  // fastpath_ok() may hold: the internal queue's case
+    const FlowOwner* owner = pkt.owner;
+    if (!owner || owner->kind != FlowOwner::Kind::connected) return false;
+    const std::uint32_t i = owner->flow_hint_;
+    if (i >= flow_slots_) return false;
+    Flow* f = &flows_[i];
+    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->qlen >= cfg_.flow_limit) return false;
+    if (now - jiffy_start_ >= tick_ns_) return false;  // jiffies(now) would divide
+    if (age_head_ != kNil && gc_candidate(&flows_[age_head_], now)) return false;
+    const bool detached = state(f) == FlowState::detached;
+    Packet* tail = detached ? nullptr : f->tail;
+    if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
+
+    ++st_.offered;
+    pkt.time_to_send_ = tts;
+    detail::set_flags(pkt, band, false);
+    if (detached) activate(i, now);
+    f->band = band;
+    ++band_pkt_count_[band];
+    if (f->qlen == 0) --inactive_flows_;
+    // link() without its out-of-order branch (order checked above); calling
+    // link() costs ~5 instructions more per packet (callgrind).
+    ++f->qlen;
+    if (!tail) {
+      pkt.next_ = &pkt;
+    } else {
+      pkt.next_ = tail->next_;
+      tail->next_ = &pkt;
+    }
+    f->tail = &pkt;
+    st_.backlog += pkt.len;
+    ++qlen_;
+    return true;
+  }
+
   Verdict enqueue_latest(Packet& pkt, Time now) {
-    // §3.1: the limit applies per band.
     const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
     if (band_pkt_count_[band] >= cfg_.limit) {
       ++st_.band_drops[band];
       return drop(Verdict::drop_limit);
     }
-    // §3.2: departure time, horizon.
     if (pkt.tstamp == 0) {
       pkt.time_to_send_ = now;
     } else {
@@ -201,23 +330,16 @@ class FqScheduler::Impl {
       }
       pkt.time_to_send_ = pkt.tstamp;
     }
-
-    Flow* f = classify(pkt, now);
-    if (f != &internal_) {
-      // §3.7
+    const std::uint32_t i = classify(pkt, now, band);
+    Flow* f = at(i);
+    if (i != kInternal) {
       if (f->qlen >= cfg_.flow_limit) {
         ++st_.flows_plimit;
         return drop(Verdict::drop_flow_limit);
       }
-      // §3.8: activation goes to the new list of the flow's previous band.
-      if (f->state == FlowState::detached) {
-        age_unlink(f);
-        add_tail(f, FlowState::new_list);
-        refill_after_idle(f, now);
-      }
+      if (state(f) == FlowState::detached) activate(i, now);
       f->band = band;
       ++band_pkt_count_[band];
-      detail::set_band(pkt, band);
       if (f->qlen == 0) --inactive_flows_;
     }
     link(f, pkt);
@@ -225,25 +347,20 @@ class FqScheduler::Impl {
   }
 
   Verdict enqueue_5_7(Packet& pkt, Time now) {
-    // §3.1 S: one global limit.
     if (qlen_ >= cfg_.limit) return drop(Verdict::drop_limit);
-    // §3.2 S: no horizon.
     pkt.time_to_send_ = pkt.tstamp ? pkt.tstamp : now;
-    detail::set_band(pkt, 0);
-
-    Flow* f = classify(pkt, now);
-    if (f != &internal_ && f->qlen >= cfg_.flow_limit) {
+    const std::uint32_t i = classify(pkt, now, 0);
+    Flow* f = at(i);
+    if (i != kInternal && f->qlen >= cfg_.flow_limit) {
       ++st_.flows_plimit;
       return drop(Verdict::drop_flow_limit);
     }
-    if (f->state == FlowState::detached && f != &internal_) {
-      age_unlink(f);
-      add_tail(f, FlowState::new_list);
-      refill_after_idle(f, now);
-      --inactive_flows_;  // 5.7 counts detached flows as inactive
+    if (i != kInternal && state(f) == FlowState::detached) {
+      activate(i, now);
+      --inactive_flows_;
     }
     link(f, pkt);
-    if (f == &internal_) ++st_.highprio_packets;
+    if (i == kInternal) ++st_.highprio_packets;
     return Verdict::queued;
   }
 
@@ -252,113 +369,134 @@ class FqScheduler::Impl {
     return why;
   }
 
-  // §3.8: a flow idle longer than refill_delay gets at least one quantum. The
-  // max is on unsigned values, so a negative credit (huge as u32) is kept.
-  void refill_after_idle(Flow* f, Time now) {
-    if (time_after(jiffies(now), f->age + refill_delay_jiffies_))
-      f->credit = static_cast<std::int32_t>(
-          std::max(static_cast<std::uint32_t>(f->credit), cfg_.quantum));
+  // Leave the detached list for the new list; §3.8 refill from the idle age.
+  void activate(std::uint32_t i, Time now) {
+    Flow* f = &flows_[i];
+    age_unlink(f);
+    const std::uint64_t age = f->age;
+    f->tail = nullptr;
+    add_tail(i, FlowState::new_list);
+    if (time_after(jiffies(now), age + refill_delay_jiffies_))
+      f->credit = static_cast<std::int32_t>(std::max(static_cast<std::uint32_t>(f->credit), cfg_.quantum));
   }
 
-  void link(Flow* f, Packet& pkt) {
+  UFQ_COLD void link_ooo(Flow* f, Packet& pkt) {
+    ooo_[idx(f)].insert(pkt);
+    f->has_ooo = true;
+  }
+
+  UFQ_INLINE void link(Flow* f, Packet& pkt) {
     ++f->qlen;
-    flow_queue_add(f, pkt);
+    Packet* tail = f->tail;
+    if (!tail) {
+      pkt.next_ = &pkt;
+      f->tail = &pkt;
+    } else if (pkt.time_to_send_ >= tail->time_to_send_) {
+      pkt.next_ = tail->next_;
+      tail->next_ = &pkt;
+      f->tail = &pkt;
+    } else {
+      link_ooo(f, pkt);
+    }
     st_.backlog += pkt.len;
     ++qlen_;
   }
 
-  // §3.9: in-order packets go to the FIFO, earlier ones to the tree.
-  static void flow_queue_add(Flow* f, Packet& pkt) {
-    if (!f->head || pkt.time_to_send_ >= f->tail->time_to_send_) {
-      pkt.next_ = nullptr;
-      if (f->head)
-        f->tail->next_ = &pkt;
-      else
-        f->head = &pkt;
-      f->tail = &pkt;
-      return;
-    }
-    f->t_root.insert(pkt);
-  }
-
-  // §3.3-3.6: the flow a packet belongs to, or the internal queue.
-  Flow* classify(Packet& pkt, Time now) {
-    // 5.7: TC_PRIO_CONTROL goes to the high-priority internal queue.
+  // The flow `pkt` belongs to (kInternal: the internal queue); also writes the
+  // packet's band and orphan flag.
+  UFQ_INLINE std::uint32_t classify(Packet& pkt, Time now, std::uint8_t band) {
     if (!latest_ && (pkt.priority & 15) == 7) {
-      detail::set_orphaned(pkt, false);
-      return &internal_;
+      detail::set_flags(pkt, band, false);
+      return kInternal;
     }
-    const FlowOwner* owner = pkt.owner;
+    FlowOwner* owner = pkt.owner;
     bool socket_keyed = false;
     std::uint64_t key;
-    detail::set_orphaned(pkt, false);
+    bool orphan = false;
     const bool orphan_kind =
         owner && (owner->kind == FlowOwner::Kind::listener ||
                   (latest_ && owner->kind == FlowOwner::Kind::time_wait));
     if (!owner || orphan_kind) {
       key = (static_cast<std::uint64_t>(pkt.hash & cfg_.orphan_mask) << 1) | 1;
-      detail::set_orphaned(pkt, true);  // skb_orphan(): the owner's rate no longer applies
+      orphan = true;
     } else if (owner->kind == FlowOwner::Kind::unconnected) {
       key = (static_cast<std::uint64_t>(pkt.hash & cfg_.orphan_mask) << 1) | 1;
     } else {
       key = owner->id << 1;
       socket_keyed = true;
     }
+    detail::set_flags(pkt, band, orphan);
 
     if (latest_ && fastpath_ok(pkt, now)) {
       ++st_.fastpath_packets;
-      return &internal_;
+      return kInternal;
     }
 
-    FlowTree& tree = buckets_[bucket_of(key, cfg_.buckets_log)];
-    // §3.5: garbage collection before the lookup, from the oldest detached
-    // flow on (see gc()).
-    if (latest_)
-      gc(key, now, kGcMaxLatest);
-    else if (flows_ >= (2U << cfg_.buckets_log) && inactive_flows_ > flows_ / 2)
-      gc(key, now, kGcMax57);
-
-    if (Flow* f = find(tree, key)) {
-      // §3.6: the owner id was reused by a new owner.
-      if (socket_keyed && f->socket_hash != owner->hash_generation) {
-        f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
-        f->socket_hash = owner->hash_generation;
-        if (f->state == FlowState::throttled) unset_throttled(f);
-        f->time_next_packet = 0;
-      }
-      return f;
+    // gc() stops at the first flow not yet idle long enough: test the oldest here.
+    if (age_head_ != kNil && gc_candidate(&flows_[age_head_], now)) {
+      if (latest_)
+        gc(key, now, kGcMaxLatest);
+      else if (flows_n_ >= (2U << cfg_.buckets_log) && inactive_flows_ > flows_n_ / 2)
+        gc(key, now, kGcMax57);
     }
 
-    Flow* f = pool_.allocate();
-    if (!f) {
+    std::uint32_t found = kNil;
+    if (socket_keyed) {
+      const std::uint32_t h = owner->flow_hint_;
+      if (h < flow_slots_ && flows_[h].key == key && flows_[h].state != kFree) found = h;
+    }
+    if (found == kNil) found = table_.find(key, [this](std::uint32_t i) { return key_of(i); });
+    if (found != kNil) {
+      // Written only when it changes: the owner's cache line may be read by
+      // other threads (producers), so a store per packet would bounce it.
+      if (socket_keyed && owner->flow_hint_ != found) owner->flow_hint_ = found;
+      if (socket_keyed && flows_[found].socket_hash != owner->hash_generation) reuse(found, *owner);
+      return found;
+    }
+    return create_flow(key, socket_keyed ? owner : nullptr, now);
+  }
+
+  // The owner's id came back with a new generation (a new socket): the flow
+  // starts over (§3.5).
+  UFQ_COLD void reuse(std::uint32_t i, const FlowOwner& owner) {
+    Flow* f = &flows_[i];
+    f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
+    f->socket_hash = owner.hash_generation;
+    if (state(f) == FlowState::throttled) unset_throttled(i);
+    f->time_next_packet = 0;
+  }
+
+  // `owner`: the socket the flow is keyed on, nullptr for a hashed flow.
+  UFQ_COLD std::uint32_t create_flow(std::uint64_t key, FlowOwner* owner, Time now) {
+    const bool socket_keyed = owner != nullptr;
+    const std::uint32_t i = allocate_flow();
+    if (i == kNil) {
       ++st_.allocation_errors;
-      return &internal_;
+      return kInternal;
     }
+    Flow* f = &flows_[i];
     f->key = key;
     f->socket_hash = socket_keyed ? owner->hash_generation : 0;
     f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
     f->time_next_packet = 0;
     f->band = 0;
     f->qlen = 0;
-    f->head = f->tail = nullptr;
-    detach(f, now);
-    tree.insert_equal(*f);
-    ++flows_;
+    f->has_ooo = false;
+    detach(i, now);
+    table_.insert(key, i, [this](std::uint32_t j) { return key_of(j); });
+    if (socket_keyed) owner->flow_hint_ = i;
+    ++flows_n_;
     ++inactive_flows_;
-    return f;
+    return i;
   }
 
-  // §3.4: the fast path (latest only).
   bool fastpath_ok(const Packet& pkt, Time now) const {
     if (pkt.time_to_send_ > now + offload_ns_) return false;
     if (qlen_ != 0) {
-      if (flows_ != inactive_flows_ + throttled_flows_) return false;
+      if (flows_n_ != inactive_flows_ + throttled_flows_) return false;
       if (internal_.qlen >= 8) return false;
       if (time_next_delayed_flow_ <= now + offload_ns_) return false;
     }
-    // A full non-TCP socket with SO_MAX_PACING_RATE must be paced by its flow.
-    // We also refuse one with only pacing_rate set: for UDP the kernel keeps
-    // both equal, so this is the same decision.
     const FlowOwner* o = detail::orphaned(pkt) ? nullptr : pkt.owner;
     if (o && !o->tcp && o->kind != FlowOwner::Kind::time_wait &&
         (o->max_pacing_rate != kUnlimitedRate || o->pacing_rate != kUnlimitedRate))
@@ -366,81 +504,85 @@ class FqScheduler::Impl {
     return cfg_.maxrate == kUnlimitedRate;
   }
 
-  Flow* find(FlowTree& tree, std::uint64_t key) {
-    using traits = FlowTree::node_traits;
-    auto node = tree.root() == tree.end() ? traits::node_ptr() : tree.root().pointed_node();
-    while (node) {
-      Flow* f = FlowTree::value_traits::to_value_ptr(node);
-      if (f->key == key) return f;
-      node = f->key > key ? traits::get_right(node) : traits::get_left(node);
-    }
-    return nullptr;
+  bool gc_candidate(const Flow* f, Time now) {
+    return state(f) == FlowState::detached && time_after(jiffies(now), f->age + 3ULL * cfg_.hz);
   }
 
-  bool gc_candidate(const Flow* f, Time now) const {
-    return f->state == FlowState::detached && time_after(jiffies(now), f->age + 3ULL * cfg_.hz);
-  }
-
-  // Free idle flows (detached, idle > 3 s) from the head of the detached-flow
-  // list, oldest detach first, at most `cap`, stopping at the first one not
-  // idle long enough; the flow being looked up (`key`) is skipped, never freed.
-  // The kernel frees the candidates on its bucket tree's search path instead:
-  // that depends on tree shape, which no implementation here reproduces (or
-  // should); this rule keeps the contract (idle > 3 s flows are freed, counted
-  // in gc_flows, bounded work per enqueue) and is structure-independent, so
-  // every implementation decides it identically (docs/features.md).
-  void gc(std::uint64_t key, Time now, std::size_t cap) {
+  // The reference's rule: oldest detached first, stop at the first one not idle
+  // > 3 s, skip the flow being looked up, at most `cap`.
+  UFQ_COLD void gc(std::uint64_t key, Time now, std::size_t cap) {
     std::size_t n = 0;
-    Flow* f = age_head_;
-    while (f && n < cap && gc_candidate(f, now)) {
-      Flow* next = f->age_next;
+    std::uint32_t i = age_head_;
+    while (i != kNil && n < cap) {
+      Flow* f = &flows_[i];
+      if (!gc_candidate(f, now)) break;
+      const std::uint32_t next = f->next;
       if (f->key != key) {
         age_unlink(f);
-        buckets_[bucket_of(f->key, cfg_.buckets_log)].erase(
-            FlowTree::s_iterator_to(*f));
-        pool_.release(f);
+        table_.erase(f->key, i);
+        release_flow(f);
         ++n;
       }
-      f = next;
+      i = next;
     }
-    flows_ -= static_cast<std::uint32_t>(n);
+    flows_n_ -= static_cast<std::uint32_t>(n);
     inactive_flows_ -= static_cast<std::uint32_t>(n);
     st_.gc_flows += n;
   }
 
-  void age_append(Flow* f) {
-    f->age_next = nullptr;
-    f->age_prev = age_tail_;
-    if (age_tail_)
-      age_tail_->age_next = f;
+  void age_append(std::uint32_t i) {
+    Flow* f = &flows_[i];
+    f->next = kNil;
+    f->prev = age_tail_;
+    if (age_tail_ != kNil)
+      flows_[age_tail_].next = i;
     else
-      age_head_ = f;
-    age_tail_ = f;
+      age_head_ = i;
+    age_tail_ = i;
   }
 
   void age_unlink(Flow* f) {
-    (f->age_prev ? f->age_prev->age_next : age_head_) = f->age_next;
-    (f->age_next ? f->age_next->age_prev : age_tail_) = f->age_prev;
-    f->age_prev = f->age_next = nullptr;
+    (f->prev != kNil ? flows_[f->prev].next : age_head_) = f->next;
+    (f->next != kNil ? flows_[f->next].prev : age_tail_) = f->prev;
+    f->next = f->prev = kNil;
   }
 
   // ---------------------------------------------------------------- dequeue
-  static Packet* peek(Flow* f) {
-    Packet* head = f->head;
-    if (f->t_root.empty()) return head;
-    Packet* first = &*f->t_root.begin();
+  UFQ_INLINE Packet* peek(Flow* f) {
+    Packet* head = f->tail ? f->tail->next_ : nullptr;
+    if (!f->has_ooo) [[likely]] return head;
+    return peek_ooo(f, head);
+  }
+  UFQ_COLD Packet* peek_ooo(Flow* f, Packet* head) {
+    detail::PacketTree& t = ooo_.find(idx(f))->second;
+    Packet* first = &*t.begin();
     if (!head || first->time_to_send_ < head->time_to_send_) return first;
     return head;
   }
 
-  void dequeue_packet(Flow* f, Packet* p) {
-    if (p == f->head) {
-      f->head = p->next_;
-      if (!f->head) f->tail = nullptr;
+  UFQ_INLINE void unlink_packet(Flow* f, Packet* p) {
+    Packet* tail = f->tail;
+    if (tail && p == tail->next_) [[likely]] {
+      if (p == tail)
+        f->tail = nullptr;
+      else
+        tail->next_ = p->next_;
     } else {
-      f->t_root.erase(f->t_root.iterator_to(*p));
+      unlink_ooo(f, p);
     }
     p->next_ = nullptr;
+  }
+  UFQ_COLD void unlink_ooo(Flow* f, Packet* p) {
+    auto it = ooo_.find(idx(f));
+    it->second.erase(it->second.iterator_to(*p));
+    if (it->second.empty()) {
+      ooo_.erase(it);
+      f->has_ooo = false;
+    }
+  }
+
+  void dequeue_packet(Flow* f, Packet* p) {
+    unlink_packet(f, p);
     st_.backlog -= p->len;
     --qlen_;
     st_.bytes += p->len;
@@ -453,68 +595,102 @@ class FqScheduler::Impl {
     return which == FlowState::new_list ? b.new_flows : b.old_flows;
   }
 
-  void add_tail(Flow* f, FlowState which) {
+  void add_tail(std::uint32_t i, FlowState which) {
+    Flow* f = &flows_[i];
     FlowList& l = list_of(f, which);
-    f->next = nullptr;
-    if (l.first)
-      l.last->next = f;
+    f->next = kNil;
+    if (l.first != kNil)
+      flows_[l.last].next = i;
     else
-      l.first = f;
-    l.last = f;
-    f->state = which;
+      l.first = i;
+    l.last = i;
+    set_state(f, which);
   }
 
-  void detach(Flow* f, Time now) {
-    f->state = FlowState::detached;
-    f->next = nullptr;
+  void detach(std::uint32_t i, Time now) {
+    Flow* f = &flows_[i];
+    set_state(f, FlowState::detached);
     f->age = jiffies(now) | 1;
-    age_append(f);
+    age_append(i);
   }
 
-  void set_throttled(Flow* f) {
-    delayed_.insert(*f);
-    f->state = FlowState::throttled;
+  UFQ_INLINE void set_throttled(std::uint32_t i) {
+    Flow* f = &flows_[i];
+    const std::uint64_t seq = ++throttle_seq_;
+    f->prev = static_cast<std::uint32_t>(seq);
+    delayed_.push(f->time_next_packet, seq, i);
+    set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;
     if (time_next_delayed_flow_ > f->time_next_packet) time_next_delayed_flow_ = f->time_next_packet;
   }
 
-  void unset_throttled(Flow* f) {
-    delayed_.erase(delayed_.iterator_to(*f));
-    --throttled_flows_;
-    add_tail(f, FlowState::old_list);
+  // The entry still stands for its flow's current throttle.
+  bool live(const Entry& e) const {
+    const Flow& f = flows_[e.idx];
+    return f.state == static_cast<std::uint8_t>(FlowState::throttled) &&
+           f.prev == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
   }
 
-  // §4.2: release every throttled flow due by now (+ offload horizon).
+  // Leaving the set early (socket reuse): the entry goes stale.
+  void unset_throttled(std::uint32_t i) {
+    --throttled_flows_;
+    add_tail(i, FlowState::old_list);
+    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+      delayed_.compact([this](const Entry& e) { return live(e); });
+  }
+
   void check_throttled(Time now) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
-    // 6.13+ learns only from positive samples; 5.7 also from on-time releases.
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
       unthrottle_latency_ns_ -= unthrottle_latency_ns_ >> 3;
       unthrottle_latency_ns_ += sample >> 3;
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
-    while (!delayed_.empty()) {
-      Flow* f = &*delayed_.begin();
-      if (f->time_next_packet > until) {
-        time_next_delayed_flow_ = f->time_next_packet;
+    for (;;) {
+      const auto [e, from_lane] = delayed_.top();
+      if (!e) break;
+      if (!live(*e)) {
+        delayed_.pop(from_lane);
+        continue;
+      }
+      if (e->t > until) {
+        time_next_delayed_flow_ = e->t;
         break;
       }
-      unset_throttled(f);
+      const std::uint32_t fi = e->idx;
+      delayed_.pop(from_lane);
+      --throttled_flows_;
+      add_tail(fi, FlowState::old_list);
+      if (flow_slots_ > kPrefetchFlows) prefetch_due_soon();
+    }
+  }
+
+  // Flows leave the throttled set in lane order and their head packets are
+  // sent (or appended to) next: with many flows those are cache misses, so
+  // fetch the flow record a few releases ahead and, once it has arrived, the
+  // packet it points at. A stale entry only costs a useless prefetch.
+  // Below this many flows their records stay in the L2 cache: no prefetching.
+  static constexpr std::size_t kPrefetchFlows = 4096;
+  void prefetch_due_soon() {
+    static constexpr std::size_t kFlowAhead = 8, kPacketAhead = 4;
+    if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx]);
+    if (const Entry* b = delayed_.lane_ahead(kPacketAhead)) {
+      const Flow& f = flows_[b->idx];
+      if (f.state == static_cast<std::uint8_t>(FlowState::throttled)) __builtin_prefetch(f.tail);
     }
   }
 
   void arm_watchdog() {
-    if (time_next_delayed_flow_ != kNever)
-      watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
+    if (time_next_delayed_flow_ != kNever) watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
   }
 
   Packet* dequeue(Time now) {
     if (qlen_ == 0) return nullptr;
-    // §4.1: the internal queue goes first, with no clock, pacing or marking.
-    if (Packet* p = peek(&internal_)) {
+    if (internal_.qlen) {
+      Packet* p = peek(&internal_);
       --internal_.qlen;
       dequeue_packet(&internal_, p);
       p->due = p->time_to_send_;
@@ -524,67 +700,50 @@ class FqScheduler::Impl {
     return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
   }
 
-  Packet* dequeue_latest(Time now) {
-    unsigned retry = 0;
+  UFQ_INLINE Packet* dequeue_latest(Time now) {
     Band* pband = &bands_[band_nr_];
     for (;;) {
-      // §4.3 L: weighted round robin over the bands.
-      FlowList* head = nullptr;
-      if (pband->credit > 0) {
-        if (pband->new_flows.first)
-          head = &pband->new_flows;
-        else if (pband->old_flows.first)
-          head = &pband->old_flows;
-      }
-      if (!head) {
-        bool found = false;
-        while (++retry <= kBands) {
-          if (++band_nr_ == kBands) band_nr_ = 0;
-          pband = &bands_[band_nr_];
-          pband->credit = detail::refilled_band_credit(pband->credit, pband->quantum);
-          if (pband->credit > 0) {
-            found = true;
-            break;
-          }
-          retry = 0;  // a band still in deficit does not count
+      FlowList* head;
+      if (pband->credit > 0 && pband->new_flows.first != kNil) {
+        head = &pband->new_flows;
+      } else if (pband->credit > 0 && pband->old_flows.first != kNil) {
+        head = &pband->old_flows;
+      } else {
+        pband = next_band();
+        if (!pband) {
+          arm_watchdog();
+          return nullptr;
         }
-        if (found) continue;
-        arm_watchdog();
-        return nullptr;
+        continue;
       }
-      Flow* f = head->first;
-      retry = 0;
-      // §4.4
+      const std::uint32_t fi = head->first;
+      Flow* f = &flows_[fi];
       if (f->credit <= 0) {
         f->credit = wrap_add(f->credit, cfg_.quantum);
         head->first = f->next;
-        add_tail(f, FlowState::old_list);
+        add_tail(fi, FlowState::old_list);
         continue;
       }
       Packet* p = peek(f);
       if (!p) {
-        // §4.7 L: an empty new flow passes through the old list first.
         head->first = f->next;
         if (head == &pband->new_flows)
-          add_tail(f, FlowState::old_list);
+          add_tail(fi, FlowState::old_list);
         else
-          detach(f, now);
+          detach(fi, now);
         continue;
       }
-      // §4.5
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
       if (now + offload_ns_ < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(f);
+        set_throttled(fi);
         continue;
       }
-      // §4.6
       dequeue_packet(f, p);
       mark_departure(p, now, tnp);
       if (--f->qlen == 0) ++inactive_flows_;
       --band_pkt_count_[detail::band(*p)];
-      // §4.8
       f->credit = wrap_sub(f->credit, p->len);
       pband->credit = wrap_sub(pband->credit, p->len);
       pace(f, p, now);
@@ -592,32 +751,74 @@ class FqScheduler::Impl {
     }
   }
 
+  // The current band has no credit or nothing listed: the kernel's band
+  // rotation. Refill the next band; take it if its credit is positive and it
+  // lists a flow; give up (nullptr) after kBands positive bands in a row with
+  // nothing listed. A band whose refill leaves no credit restarts that count.
+  [[gnu::noinline]] Band* next_band() {
+    if (refill_idle_bands()) return nullptr;
+    unsigned retry = 0;
+    for (;;) {
+      Band* b = nullptr;
+      while (++retry <= kBands) {
+        if (++band_nr_ == kBands) band_nr_ = 0;
+        b = &bands_[band_nr_];
+        b->credit = detail::refilled_band_credit(b->credit, b->quantum);
+        if (b->credit > 0) break;
+        b = nullptr;
+        retry = 0;
+      }
+      if (!b) return nullptr;
+      if (b->new_flows.first != kNil || b->old_flows.first != kNil) return b;
+    }
+  }
+
+  // Nothing listed in any band (only throttled or detached flows: the paced
+  // steady state). The band loop in dequeue_latest would then refill every band
+  // once, starting after the current one, and come back to it; when each of
+  // those refills leaves credit > 0 that is its whole effect, done here without
+  // the loop. Returns false (nothing changed) otherwise.
+  bool refill_idle_bands() {
+    std::uint32_t listed = kNil;  // stays all ones only if every list is empty
+    for (const Band& b : bands_) listed &= b.new_flows.first & b.old_flows.first;
+    if (listed != kNil) return false;
+    std::array<std::int32_t, kBands> refilled;
+    bool positive = true;
+    for (std::size_t i = 0; i < kBands; ++i) {
+      refilled[i] = detail::refilled_band_credit(bands_[i].credit, bands_[i].quantum);
+      positive &= refilled[i] > 0;
+    }
+    if (!positive) return false;
+    for (std::size_t i = 0; i < kBands; ++i) bands_[i].credit = refilled[i];
+    return true;
+  }
+
   Packet* dequeue_5_7(Time now) {
     Band& b = bands_[0];
     for (;;) {
       FlowList* head = &b.new_flows;
-      if (!head->first) {
+      if (head->first == kNil) {
         head = &b.old_flows;
-        if (!head->first) {
+        if (head->first == kNil) {
           arm_watchdog();
           return nullptr;
         }
       }
-      Flow* f = head->first;
+      const std::uint32_t fi = head->first;
+      Flow* f = &flows_[fi];
       if (f->credit <= 0) {
         f->credit = wrap_add(f->credit, cfg_.quantum);
         head->first = f->next;
-        add_tail(f, FlowState::old_list);
+        add_tail(fi, FlowState::old_list);
         continue;
       }
       Packet* p = peek(f);
       if (!p) {
-        // §4.7 S: to the old list only if it has flows, else detach.
         head->first = f->next;
-        if (head == &b.new_flows && b.old_flows.first) {
-          add_tail(f, FlowState::old_list);
+        if (head == &b.new_flows && b.old_flows.first != kNil) {
+          add_tail(fi, FlowState::old_list);
         } else {
-          detach(f, now);
+          detach(fi, now);
           ++inactive_flows_;
         }
         continue;
@@ -626,7 +827,7 @@ class FqScheduler::Impl {
       if (now < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(f);
+        set_throttled(fi);
         continue;
       }
       mark_departure(p, now, tnp);
@@ -638,11 +839,10 @@ class FqScheduler::Impl {
     }
   }
 
-  // §4.6 and §4.9, shared with the other implementation (fq_rules.hpp).
   void mark_departure(Packet* p, Time now, Time tnp) {
     detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
-  void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
+  UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
 
   // ---------------------------------------------------------------- control
   void apply(const FqConfig& cfg) {
@@ -655,13 +855,13 @@ class FqScheduler::Impl {
     horizon_ns_ = d.horizon_ns;
     offload_ns_ = d.offload_ns;
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
+    jiffy_start_ = jiffies_ = 0;
   }
 
   std::size_t change(const FqConfig& cfg, Time now, const PacketSink& trimmed) {
     if (auto err = validate(cfg)) throw *err;
     if (cfg.compat != cfg_.compat)
-      throw ConfigError("compat", to_string(cfg.compat),
-                        std::string("unchanged (") + to_string(cfg_.compat) + ")");
+      throw ConfigError("compat", to_string(cfg.compat), std::string("unchanged (") + to_string(cfg_.compat) + ")");
     if (cfg.hz != cfg_.hz)
       throw ConfigError("hz", std::to_string(cfg.hz), "unchanged (" + std::to_string(cfg_.hz) + ")");
     if (cfg.max_flows != cfg_.max_flows)
@@ -669,8 +869,7 @@ class FqScheduler::Impl {
                         "unchanged (" + std::to_string(cfg_.max_flows) + ")");
     const std::uint8_t old_log = cfg_.buckets_log;
     apply(cfg);
-    if (cfg.buckets_log != old_log) resize(old_log, now);
-    // Lowering the limit: remove what dequeue would send (throttled packets cannot be).
+    if (cfg.buckets_log != old_log) resize(now);
     std::size_t n = 0;
     while (qlen_ > cfg_.limit) {
       Packet* p = dequeue(now);
@@ -682,110 +881,111 @@ class FqScheduler::Impl {
     return n;
   }
 
-  // §6: move every flow to the new table; idle GC candidates are freed.
-  void resize(std::uint8_t old_log, Time now) {
-    auto fresh = std::make_unique<FlowTree[]>(cfg_.buckets());
+  // §6: the table does not depend on buckets_log; free every idle candidate.
+  void resize(Time now) {
     std::uint32_t freed = 0;
-    for (std::uint32_t i = 0; i < (1U << old_log); ++i) {
-      FlowTree& t = buckets_[i];
-      while (!t.empty()) {
-        Flow* f = &*t.begin();
-        t.erase(t.begin());
-        if (gc_candidate(f, now)) {
-          age_unlink(f);
-          pool_.release(f);
-          ++freed;
-          continue;
-        }
-        fresh[bucket_of(f->key, cfg_.buckets_log)].insert_equal(*f);
-      }
+    for (std::uint32_t i = 0; i < flows_.size(); ++i) {
+      Flow* f = &flows_[i];
+      if (f->state == kFree || !gc_candidate(f, now)) continue;
+      age_unlink(f);
+      table_.erase(f->key, i);
+      release_flow(f);
+      ++freed;
     }
-    buckets_ = std::move(fresh);
-    flows_ -= freed;
+    flows_n_ -= freed;
     inactive_flows_ -= freed;
     st_.gc_flows += freed;
   }
 
   void purge(Flow* f, const PacketSink& sink) {
     while (Packet* p = peek(f)) {
-      if (p == f->head) {
-        f->head = p->next_;
-      } else {
-        f->t_root.erase(f->t_root.iterator_to(*p));
-      }
-      p->next_ = nullptr;
+      unlink_packet(f, p);
       ++st_.purged;
       if (sink) sink(*p);
     }
-    f->head = f->tail = nullptr;
+    f->tail = nullptr;
     f->qlen = 0;
   }
 
   void reset(const PacketSink& sink) {
     purge(&internal_, sink);
     delayed_.clear();
-    if (buckets_) {
-      for (std::uint32_t i = 0; i < cfg_.buckets(); ++i) {
-        FlowTree& t = buckets_[i];
-        while (!t.empty()) {
-          Flow* f = &*t.begin();
-          t.erase(t.begin());
-          purge(f, sink);
-          pool_.release(f);
-        }
-      }
+    // Purge in the reference's order is not required: purged packets are
+    // handed back, their order is not a scheduling decision.
+    for (std::uint32_t i = 0; i < flows_.size(); ++i) {
+      Flow* f = &flows_[i];
+      if (f->state == kFree) continue;
+      if (f->state == static_cast<std::uint8_t>(FlowState::detached)) f->tail = nullptr;
+      purge(f, sink);
+      release_flow(f);
     }
+    table_.clear();
     for (Band& b : bands_) b.new_flows = b.old_flows = FlowList{};
-    age_head_ = age_tail_ = nullptr;
+    age_head_ = age_tail_ = kNil;
     qlen_ = 0;
     st_.backlog = 0;
-    flows_ = inactive_flows_ = throttled_flows_ = 0;
-    band_pkt_count_ = {};  // the March 2026 fix; 5.7 has no bands
-    // time_next_delayed_flow is left as is, like the kernel (§6).
+    flows_n_ = inactive_flows_ = throttled_flows_ = 0;
+    band_pkt_count_ = {};
   }
 
   // ---------------------------------------------------------------- inspection
   FqStats stats(Time now) const {
     FqStats s = st_;
     s.qlen = qlen_;
-    s.flows = flows_;
+    s.flows = flows_n_;
     s.inactive_flows = inactive_flows_;
     s.throttled_flows = throttled_flows_;
-    s.time_next_delayed_flow =
-        static_cast<std::int64_t>(time_next_delayed_flow_ + cfg_.timer_slack_ns - now);
-    s.unthrottle_latency_ns = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(unthrottle_latency_ns_, 0xFFFFFFFFULL));
+    s.time_next_delayed_flow = static_cast<std::int64_t>(time_next_delayed_flow_ + cfg_.timer_slack_ns - now);
+    s.unthrottle_latency_ns =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(unthrottle_latency_ns_, 0xFFFFFFFFULL));
     s.band_pkt_count = band_pkt_count_;
     if (latest_) s.highprio_packets = 0;
     return s;
   }
 
   void for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
-    for (std::uint32_t i = 0; i < cfg_.buckets(); ++i)
-      for (const Flow& f : buckets_[i])
-        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, f.state, f.band});
+    for (const Flow& f : flows_)
+      if (f.state != kFree)
+        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, static_cast<FlowState>(f.state), f.band});
   }
 
-  std::uint64_t jiffies(Time now) const { return now / tick_ns_; }
+  std::size_t memory_bytes() const {
+    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes();
+  }
+
+  // now / tick_ns_, with the division only when `now` leaves the cached tick
+  // (a 64-bit division costs more than the rest of a paced enqueue).
+  std::uint64_t jiffies(Time now) {
+    if (now - jiffy_start_ >= tick_ns_) {  // unsigned: a time before the tick also recomputes
+      jiffies_ = now / tick_ns_;
+      jiffy_start_ = jiffies_ * tick_ns_;
+    }
+    return jiffies_;
+  }
 
   FqConfig cfg_;
   bool latest_ = true;
   std::uint64_t tick_ns_ = 0;
   std::uint64_t refill_delay_jiffies_ = 0;
   Time ce_threshold_ns_ = 0, horizon_ns_ = 0, offload_ns_ = 0;
+  Time jiffy_start_ = 0;  // jiffies_ * tick_ns_
+  std::uint64_t jiffies_ = 0;
 
-  std::unique_ptr<FlowTree[]> buckets_;
-  FlowPool pool_;
+  std::vector<Flow> flows_;
+  std::uint32_t flow_slots_ = 0;  // flows_.size(), without a division by sizeof(Flow)
+  std::uint32_t free_ = kNil;
+  detail::FlowTable table_;
+  std::unordered_map<std::uint32_t, detail::PacketTree> ooo_;
   std::array<Band, kBands> bands_{};
   unsigned band_nr_ = 0;
   Flow internal_;
   ThrottledSet delayed_;
-  Flow* age_head_ = nullptr;  // detached flows, oldest detach first
-  Flow* age_tail_ = nullptr;
+  std::uint64_t throttle_seq_ = 0;
+  std::uint32_t age_head_ = kNil, age_tail_ = kNil;
   Time time_next_delayed_flow_ = kNever;
   std::uint64_t unthrottle_latency_ns_ = 0;
   std::array<std::uint32_t, kBands> band_pkt_count_{};
-  std::uint32_t flows_ = 0, inactive_flows_ = 0, throttled_flows_ = 0;
+  std::uint32_t flows_n_ = 0, inactive_flows_ = 0, throttled_flows_ = 0;
   std::uint32_t qlen_ = 0;
   FqStats st_;
   Watchdog watchdog_;
@@ -809,5 +1009,8 @@ std::uint32_t FqScheduler::internal_qlen() const { return impl_->internal_.qlen;
 void FqScheduler::for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
   impl_->for_each_flow(fn);
 }
+std::size_t FqScheduler::memory_bytes() const { return impl_->memory_bytes(); }
+std::size_t FqScheduler::flow_bytes() { return sizeof(Flow); }
 
 }  // namespace ufq
+static_assert(ufq::Scheduler<ufq::FqScheduler>);

@@ -1,4 +1,4 @@
-// Differential rig: drives the reference FqScheduler and FastFqScheduler with
+// Differential rig: drives the reference reference::FqScheduler and FqScheduler with
 // the same operations and checks after every one that they decided the same:
 // the packet returned (identity and the fields the scheduler writes), verdicts,
 // the full FqStats, the watchdog, qlen, time_next_delayed_flow and the flows
@@ -27,8 +27,8 @@
 #include "invariants.hpp"
 #include "op_source.hpp"
 #include "random_config.hpp"
-#include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
+#include "ufq/reference/scheduler.hpp"
 
 namespace ufq::diff {
 
@@ -299,9 +299,9 @@ class Rig {
     last_ = sa;
   }
 
-  FqScheduler ref_;
-  FastFqScheduler fast_;
-  inv::Checker<FqScheduler> checker_;
+  reference::FqScheduler ref_;
+  FqScheduler fast_;
+  inv::Checker<reference::FqScheduler> checker_;
   Source& src_;
   Fail fail_;
   std::deque<FlowOwner> owners_;

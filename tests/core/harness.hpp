@@ -19,7 +19,7 @@
 
 #include "ufq/config.hpp"
 #include "ufq/packet.hpp"
-#include "ufq/scheduler.hpp"
+#include "ufq/reference/scheduler.hpp"
 #include "ufq/stats.hpp"
 #include "ufq/time.hpp"
 #include "ufq/verdict.hpp"
@@ -152,7 +152,7 @@ class PacketPool {
 
 // Enqueue `n` packets built from `s`; returns the verdicts. Refused packets go
 // back to the pool. Accepted packets are appended to `queued` when given.
-inline std::vector<Verdict> enqueue_n(FqScheduler& q, PacketPool& pool, int n, const PktSpec& s,
+inline std::vector<Verdict> enqueue_n(reference::FqScheduler& q, PacketPool& pool, int n, const PktSpec& s,
                                       Time now, std::vector<Packet*>* queued = nullptr) {
   std::vector<Verdict> v;
   for (int i = 0; i < n; ++i) {
@@ -175,7 +175,7 @@ inline std::size_t count_queued(const std::vector<Verdict>& v) {
 }
 
 // Dequeue at `now` until nullptr (or `max` packets).
-inline std::vector<Packet*> drain(FqScheduler& q, Time now,
+inline std::vector<Packet*> drain(reference::FqScheduler& q, Time now,
                                   std::size_t max = std::numeric_limits<std::size_t>::max()) {
   std::vector<Packet*> out;
   while (out.size() < max) {
@@ -192,19 +192,19 @@ inline std::vector<Packet*> drain(FqScheduler& q, Time now,
 // now + 1 ms, and dequeues at `now` (expected: nothing). Empty flows on the
 // lists are then detached (or, in 5.7, moved from new_flows to old_flows
 // and then detached); the sentinel's flow ends up throttled until now + 1 ms.
-inline void settle(FqScheduler& q, PacketPool& pool, FlowOwner& sentinel, Time now) {
+inline void settle(reference::FqScheduler& q, PacketPool& pool, FlowOwner& sentinel, Time now) {
   Packet& p = pool.make({.len = 64, .owner = &sentinel, .tstamp = now + kSettleDelay});
   ASSERT_EQ(q.enqueue(p, now), Verdict::queued);
   ASSERT_EQ(q.dequeue(now), nullptr);
 }
 
-inline std::vector<FlowInfo> all_flows(const FqScheduler& q) {
+inline std::vector<FlowInfo> all_flows(const reference::FqScheduler& q) {
   std::vector<FlowInfo> v;
   q.for_each_flow([&](const FlowInfo& f) { v.push_back(f); });
   return v;
 }
 
-inline std::optional<FlowInfo> find_flow(const FqScheduler& q, std::uint64_t key) {
+inline std::optional<FlowInfo> find_flow(const reference::FqScheduler& q, std::uint64_t key) {
   std::optional<FlowInfo> r;
   q.for_each_flow([&](const FlowInfo& f) {
     if (f.key == key) r = f;
@@ -213,7 +213,7 @@ inline std::optional<FlowInfo> find_flow(const FqScheduler& q, std::uint64_t key
 }
 
 // Earliest time_next_packet among throttled flows (kNever when none).
-inline Time earliest_throttled(const FqScheduler& q) {
+inline Time earliest_throttled(const reference::FqScheduler& q) {
   Time t = kNever;
   q.for_each_flow([&](const FlowInfo& f) {
     if (f.state == FlowState::throttled && f.time_next_packet < t) t = f.time_next_packet;
@@ -223,7 +223,7 @@ inline Time earliest_throttled(const FqScheduler& q) {
 
 // The counter invariants of edge case 45 and ufq's own accounting identity.
 // `expected_backlog` (bytes held, as the caller tracks them) is checked when given.
-inline void expect_consistent(const FqScheduler& q, Time now,
+inline void expect_consistent(const reference::FqScheduler& q, Time now,
                               std::optional<std::uint64_t> expected_backlog = std::nullopt) {
   const FqStats st = q.stats(now);
   EXPECT_EQ(st.offered, st.dequeued + st.drops + st.purged + st.qlen) << "offered identity";

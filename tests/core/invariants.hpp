@@ -1,5 +1,5 @@
-// An independent invariant checker for an fq scheduler (FqScheduler,
-// FastFqScheduler, or a test wrapper with the same interface). It drives the
+// An independent invariant checker for an fq scheduler (reference::FqScheduler,
+// FqScheduler, or a test wrapper with the same interface). It drives the
 // scheduler (enqueue/dequeue/change/reset go through it) and keeps a shadow
 // model of what is really queued: every held packet with its flow key (derived
 // here from the spec, §3.3), its time_to_send and its arrival order, so per
@@ -43,7 +43,7 @@
 
 #include "ufq/config.hpp"
 #include "ufq/packet.hpp"
-#include "ufq/scheduler.hpp"
+#include "ufq/reference/scheduler.hpp"
 #include "ufq/stats.hpp"
 #include "ufq/verdict.hpp"
 #include "ufq/watchdog.hpp"

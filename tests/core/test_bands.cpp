@@ -14,7 +14,7 @@ namespace {
 TEST(EdgeCases, E29_Priority7_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.flow_limit = 2;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner o = rated_owner(1, 50000);
   std::vector<Packet*> normal, control;
@@ -47,7 +47,7 @@ TEST(EdgeCases, E29_Priority7_S) {
 TEST(EdgeCases, E29_Priority7_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.flow_limit = 2;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner o = rated_owner(1, 50000);
   std::vector<Packet*> in;
@@ -58,7 +58,7 @@ TEST(EdgeCases, E29_Priority7_L) {
   EXPECT_EQ(st.highprio_packets, 0U);
   EXPECT_EQ(q.internal_qlen(), 0U);
 
-  FqScheduler q2(make_cfg(Compat::latest));
+  reference::FqScheduler q2(make_cfg(Compat::latest));
   std::vector<Packet*> c;
   enqueue_n(q2, pool, 3, {.len = 1514, .owner = &o, .priority = 7}, kT0, &c);
   st = q2.stats(kT0);
@@ -71,7 +71,7 @@ TEST(EdgeCases, E29_Priority7_L) {
 
 // Run `n` dequeues at one instant with two flows kept backlogged (each refilled
 // to 20 packets of 1514 B), return bytes per flow.
-std::pair<std::uint64_t, std::uint64_t> saturate(FqScheduler& q, std::uint8_t prio_a,
+std::pair<std::uint64_t, std::uint64_t> saturate(reference::FqScheduler& q, std::uint8_t prio_a,
                                                  std::uint8_t prio_b, int n) {
   PacketPool pool;
   FlowOwner a = slow_owner(1), b = slow_owner(2);
@@ -101,17 +101,17 @@ std::pair<std::uint64_t, std::uint64_t> saturate(FqScheduler& q, std::uint8_t pr
 // that is < 1 %; tolerance 2 %. 5.7 has no bands: plain DRR, 1 : 1.
 TEST(EdgeCases, E30_WrrShares) {
   {
-    FqScheduler q(make_cfg(Compat::latest));
+    reference::FqScheduler q(make_cfg(Compat::latest));
     const auto [a, b] = saturate(q, 6, 1, 100000);
     EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(b), 9.0, 9.0 * 0.02);
   }
   {
-    FqScheduler q(make_cfg(Compat::latest));
+    reference::FqScheduler q(make_cfg(Compat::latest));
     const auto [a, b] = saturate(q, 6, 0, 100000);
     EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(b), 3.0, 3.0 * 0.02);
   }
   {
-    FqScheduler q(make_cfg(Compat::linux_5_7));
+    reference::FqScheduler q(make_cfg(Compat::linux_5_7));
     const auto [a, b] = saturate(q, 6, 1, 20000);
     EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(b), 1.0, 0.01);
   }
@@ -125,7 +125,7 @@ TEST(EdgeCases, E30_WrrShares) {
 // -> A then B. (Had B been linked on band 2's list, band 2 would be examined
 // before band 0 and B would leave first.)
 TEST(EdgeCases, E31_FirstBandServed_L) {
-  FqScheduler q(make_cfg(Compat::latest));
+  reference::FqScheduler q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner a = slow_owner(1), b = slow_owner(2);
   std::vector<Packet*> in;
@@ -154,7 +154,7 @@ TEST(EdgeCases, E31_FirstBandServed_L) {
 // band). Band 2 still has credit, so call 13 serves band 2: Y. (On band 2's new
 // list X would come first.)
 TEST(EdgeCases, E31_RelinkOnPreviousBand_L) {
-  FqScheduler q(make_cfg(Compat::latest));
+  reference::FqScheduler q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner x = slow_owner(1), y = slow_owner(2);
   enqueue_n(q, pool, 30, {.len = 1514, .owner = &y, .priority = 1}, kT0);
@@ -190,7 +190,7 @@ TEST(EdgeCases, E31_RelinkOnPreviousBand_L) {
 TEST(EdgeCases, E32_SmallWeightNoStall_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.weights = {589824, 196608, 16384};
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner o = slow_owner(1);
   std::vector<Packet*> in;

@@ -8,7 +8,7 @@ namespace ufq::test {
 namespace {
 
 // Queue the same 10 unstamped packets (4 owners, mixed sizes) into a scheduler.
-void fill_ten(FqScheduler& q, PacketPool& pool, std::deque<FlowOwner>& owners, Time now,
+void fill_ten(reference::FqScheduler& q, PacketPool& pool, std::deque<FlowOwner>& owners, Time now,
               Time tstamp = 0) {
   for (std::uint64_t i = 1; i <= 4; ++i) owners.push_back(slow_owner(i));
   for (std::uint32_t i = 0; i < 10; ++i) {
@@ -23,7 +23,7 @@ void fill_ten(FqScheduler& q, PacketPool& pool, std::deque<FlowOwner>& owners, T
 TEST(EdgeCases, E38_LowerLimitTrimsInDequeueOrder) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c)), twin(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c)), twin(make_cfg(c));
     PacketPool pool, twin_pool;
     std::deque<FlowOwner> owners, twin_owners;
     fill_ten(q, pool, owners, kT0);
@@ -58,7 +58,7 @@ TEST(EdgeCases, E38_LowerLimitTrimsInDequeueOrder) {
 TEST(EdgeCases, E38_TrimStopsAtThrottled) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     enqueue_n(q, pool, 5, {.len = 500, .owner = &a}, kT0);
@@ -91,7 +91,7 @@ TEST(EdgeCases, E38_TrimStopsAtThrottled) {
 TEST(ChangeReset, InvalidChangeChangesNothing) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1);
     enqueue_n(q, pool, 3, {.len = 500, .owner = &a}, kT0);
@@ -108,7 +108,7 @@ TEST(ChangeReset, InvalidChangeChangesNothing) {
 // The surroundings cannot change through change(): compat, hz and max_flows
 // are refused (ConfigError) and nothing is applied.
 TEST(ChangeReset, SurroundingsCannotChange) {
-  FqScheduler q(make_cfg(Compat::latest));
+  reference::FqScheduler q(make_cfg(Compat::latest));
   FqConfig c = make_cfg(Compat::linux_5_7);
   c.limit = 5;
   EXPECT_THROW(q.change(c, kT0), ConfigError);
@@ -128,7 +128,7 @@ TEST(ChangeReset, SurroundingsCannotChange) {
 TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     std::deque<FlowOwner> idle;
     for (std::uint64_t i = 1; i <= 5; ++i) {
@@ -183,7 +183,7 @@ TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
 TEST(EdgeCases, E43_ResetLeavesStaleNextFlowTime) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     enqueue_n(q, pool, 2, {.len = 700, .owner = &b}, kT0);
@@ -231,7 +231,7 @@ TEST(EdgeCases, E43_ResetLeavesStaleNextFlowTime) {
 TEST(ChangeReset, ResetPurgesInternalQueue) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner u = connected_owner(1);
     enqueue_n(q, pool, 3, {.len = 100, .owner = &u, .priority = 7}, kT0);

@@ -15,7 +15,7 @@ namespace {
 TEST(EdgeCases, E25_SocketReuse) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner gen1 = rated_owner(7, 50000);
     gen1.hash_generation = 1;
@@ -65,7 +65,7 @@ TEST(EdgeCases, E26_OrphansNotPaced) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 4'000'000'000ULL;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner listener = kind_owner(3, FlowOwner::Kind::listener, 50000, true);
     FlowOwner conn = rated_owner(4, 50000);
@@ -93,7 +93,7 @@ TEST(EdgeCases, E26_OrphanMaskZero) {
     FqConfig cfg = make_cfg(c);
     cfg.orphan_mask = 0;
     cfg.maxrate = 4'000'000'000ULL;  // latest: keep them off the fast path
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     for (std::uint32_t h : {1U, 2U, 3U, 0xDEADBEEFU})
       enqueue_n(q, pool, 1, {.len = 100, .hash = h}, kT0);
@@ -124,7 +124,7 @@ TEST(EdgeCases, E26_ClassificationKeys) {
         {K::time_wait, 10, 13}, {K::connected, 10, 10},
     };
     for (const Case& k : cases) {
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       FlowOwner o = kind_owner(5, k.kind.value_or(K::connected), kUnlimitedRate, true);
       enqueue_n(q, pool, 1, {.len = 100, .owner = k.kind ? &o : nullptr, .hash = 1030}, kT0);
@@ -149,7 +149,7 @@ TEST(EdgeCases, E26_ClassificationKeys) {
 //    and one that does not frees none.
 TEST(EdgeCases, E44_GcTrigger_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner sentinel = connected_owner(kSentinelId);
   std::deque<FlowOwner> owners;
@@ -198,7 +198,7 @@ TEST(EdgeCases, E44_GcTrigger_S) {
 TEST(EdgeCases, E44_GcCap8_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.buckets_log = 1;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   std::deque<FlowOwner> owners;
   for (std::uint64_t i = 1; i <= 1000; ++i) owners.push_back(slow_owner(i * 7919));
@@ -229,7 +229,7 @@ TEST(EdgeCases, E44_GcCap8_S) {
 TEST(EdgeCases, E44_NoGcWhenMostlyActive_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.buckets_log = 1;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   std::deque<FlowOwner> owners;
   for (std::uint64_t i = 1; i <= 30; ++i) owners.push_back(slow_owner(i));
@@ -256,7 +256,7 @@ TEST(EdgeCases, E44_GcEveryEnqueue_L) {
   cfg.buckets_log = 1;
   for (const Time idle : {2 * kSec, 4 * kSec}) {
     SCOPED_TRACE(idle);
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     std::deque<FlowOwner> owners;
     for (std::uint64_t i = 1; i <= 1000; ++i) owners.push_back(slow_owner(i * 7919));
@@ -298,7 +298,7 @@ TEST(EdgeCases, E44_GcOldestFirstNeverTheLookedUp) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.buckets_log = 1;  // 5.7 collects from 4 flows on
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2), cc = slow_owner(3);
     FlowOwner s1 = connected_owner(kSentinelId), s2 = connected_owner(kSentinelId + 1);

@@ -27,10 +27,10 @@ TEST(EdgeCases, E33_InvalidQuantum) {
       const auto err = validate(cfg);
       ASSERT_TRUE(err.has_value()) << bad;
       EXPECT_EQ(err->field(), "quantum");
-      EXPECT_THROW(FqScheduler{cfg}, ConfigError);
+      EXPECT_THROW(reference::FqScheduler{cfg}, ConfigError);
       // On change, together with a valid attribute: ufq applies nothing (the
       // kernel would have applied limit 500 and still returned EINVAL).
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       cfg.limit = 500;
       EXPECT_THROW(q.change(cfg, kT0), ConfigError);
       EXPECT_EQ(q.config().limit, 10000U);
@@ -40,8 +40,8 @@ TEST(EdgeCases, E33_InvalidQuantum) {
       FqConfig cfg = make_cfg(c);
       cfg.quantum = good;
       EXPECT_FALSE(validate(cfg).has_value()) << good;
-      EXPECT_NO_THROW(FqScheduler{cfg});
-      FqScheduler q(make_cfg(c));
+      EXPECT_NO_THROW(reference::FqScheduler{cfg});
+      reference::FqScheduler q(make_cfg(c));
       EXPECT_NO_THROW(q.change(cfg, kT0));
       EXPECT_EQ(q.config().quantum, good);
     }
@@ -61,7 +61,7 @@ TEST(EdgeCases, E34_InitialQuantumOverflow) {
     const auto err = validate(cfg);
     ASSERT_TRUE(err.has_value());
     EXPECT_EQ(err->field(), "initial_quantum");
-    EXPECT_THROW(FqScheduler{cfg}, ConfigError);
+    EXPECT_THROW(reference::FqScheduler{cfg}, ConfigError);
     cfg.initial_quantum = 0x7FFFFFFFU;
     EXPECT_FALSE(validate(cfg).has_value());
   }
@@ -69,7 +69,7 @@ TEST(EdgeCases, E34_InitialQuantumOverflow) {
     FqConfig cfg = make_cfg(Compat::linux_5_7);
     cfg.initial_quantum = 0x80000000U;
     EXPECT_FALSE(validate(cfg).has_value());
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = slow_owner(1);
     Packet& p = pool.make({.len = 1514, .owner = &o});
@@ -97,13 +97,13 @@ TEST(EdgeCases, E35_Buckets) {
       const auto err = validate(cfg);
       ASSERT_TRUE(err.has_value()) << int{log};
       EXPECT_EQ(err->field(), "buckets_log");
-      EXPECT_THROW(FqScheduler{cfg}, ConfigError);
+      EXPECT_THROW(reference::FqScheduler{cfg}, ConfigError);
     }
     for (const std::uint8_t log : {std::uint8_t{1}, std::uint8_t{18}}) {
       FqConfig cfg = make_cfg(c);
       cfg.buckets_log = log;
       EXPECT_FALSE(validate(cfg).has_value()) << int{log};
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       EXPECT_EQ(q.config().buckets(), 1U << log);
     }
   }

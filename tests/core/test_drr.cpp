@@ -4,13 +4,13 @@
 namespace ufq::test {
 namespace {
 
-std::int32_t credit_of(const FqScheduler& q, std::uint64_t key) {
+std::int32_t credit_of(const reference::FqScheduler& q, std::uint64_t key) {
   const auto f = find_flow(q, key);
   EXPECT_TRUE(f.has_value()) << "no flow with key " << key;
   return f ? f->credit : 0;
 }
 
-FlowState state_of(const FqScheduler& q, std::uint64_t key) {
+FlowState state_of(const reference::FqScheduler& q, std::uint64_t key) {
   const auto f = find_flow(q, key);
   EXPECT_TRUE(f.has_value()) << "no flow with key " << key;
   return f ? f->state : FlowState::detached;
@@ -29,7 +29,7 @@ FlowState state_of(const FqScheduler& q, std::uint64_t key) {
 TEST(EdgeCases, E01_NewFlowBurstCredit) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1);
     std::vector<Packet*> in;
@@ -82,7 +82,7 @@ TEST(EdgeCases, E01_NewFlowBurstCredit) {
 TEST(EdgeCases, E01_EmptyNewFlowJoinsOldFlows) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     std::vector<Packet*> bin, ain;
@@ -123,7 +123,7 @@ TEST(EdgeCases, E01_EmptyNewFlowJoinsOldFlows) {
 TEST(EdgeCases, E01_EmptyNewFlowOldListFirst) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     enqueue_n(q, pool, 3, {.len = 1514, .owner = &a}, kT0);
@@ -147,7 +147,7 @@ TEST(EdgeCases, E02_DeficitLargeGso) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.initial_quantum = 3028;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner a = slow_owner(1);
     std::vector<Packet*> in;
@@ -174,7 +174,7 @@ TEST(EdgeCases, E02_DeficitLargeGso) {
 // Detach flow `o` with a given credit: initial_quantum = credit + 1514, one
 // packet, dequeue it, then settle() so that a dequeue finds the flow empty and
 // detaches it at kT0 = jiffy 2500 (age = 2500|1 = 2501).
-void detach_with_credit(FqScheduler& q, PacketPool& pool, FlowOwner& o, FlowOwner& sentinel) {
+void detach_with_credit(reference::FqScheduler& q, PacketPool& pool, FlowOwner& o, FlowOwner& sentinel) {
   std::vector<Packet*> in;
   enqueue_n(q, pool, 1, {.len = 1514, .owner = &o}, kT0, &in);
   ASSERT_EQ(in.size(), 1U);
@@ -194,7 +194,7 @@ TEST(EdgeCases, E03_RefillAfterIdle) {
       SCOPED_TRACE(delay);
       FqConfig cfg = make_cfg(c);
       cfg.initial_quantum = 2014;  // 2014 - 1514 = 500
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       FlowOwner a = slow_owner(1), sentinel = connected_owner(kSentinelId);
       detach_with_credit(q, pool, a, sentinel);
@@ -219,7 +219,7 @@ TEST(EdgeCases, E03_RefillAfterIdleJiffyBoundary) {
       SCOPED_TRACE(delay);
       FqConfig cfg = make_cfg(c);
       cfg.initial_quantum = 2014;
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       FlowOwner a = slow_owner(1), sentinel = connected_owner(kSentinelId);
       detach_with_credit(q, pool, a, sentinel);
@@ -236,7 +236,7 @@ TEST(EdgeCases, E04_RefillKeepsLargeCredit) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.initial_quantum = 15140 + 1514;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner a = slow_owner(1), sentinel = connected_owner(kSentinelId);
     detach_with_credit(q, pool, a, sentinel);
@@ -260,7 +260,7 @@ TEST(EdgeCases, E04_RefillKeepsNegativeCredit_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.initial_quantum = 0xFFFFFC18U;  // (int32)-1000
   cfg.flow_limit = 0;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner a = slow_owner(1);
   Packet& p0 = pool.make({.len = 1514, .owner = &a});

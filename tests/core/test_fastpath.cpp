@@ -14,7 +14,7 @@ namespace {
 TEST(EdgeCases, E27_FastPathReorder) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& a = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 20 * kMs});
@@ -41,7 +41,7 @@ TEST(EdgeCases, E27_FastPathReorder) {
 
 // Throttle flow A (one packet stamped +20 ms) so that the qdisc holds only a
 // throttled flow.
-void throttle_one(FqScheduler& q, PacketPool& pool, FlowOwner& a) {
+void throttle_one(reference::FqScheduler& q, PacketPool& pool, FlowOwner& a) {
   Packet& p = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 20 * kMs});
   ASSERT_EQ(q.enqueue(p, kT0), Verdict::queued);
   ASSERT_EQ(q.dequeue(kT0), nullptr);
@@ -53,7 +53,7 @@ void throttle_one(FqScheduler& q, PacketPool& pool, FlowOwner& a) {
 // flow holds an eligible packet (flows 2 != inactive 0 + throttled 1), the 10th
 // goes to the flow as well.
 TEST(EdgeCases, E28_FastPathLimit_L) {
-  FqScheduler q(make_cfg(Compat::latest));
+  reference::FqScheduler q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner a = connected_owner(1), b = connected_owner(2);
   throttle_one(q, pool, a);
@@ -75,7 +75,7 @@ TEST(EdgeCases, E28_MaxrateDisablesFastPath_L) {
     SCOPED_TRACE(maxrate);
     FqConfig cfg = make_cfg(Compat::latest);
     cfg.maxrate = maxrate;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner u = connected_owner(1), t = tcp_owner(2);
     enqueue_n(q, pool, 3, {.len = 100, .owner = &u}, kT0);
@@ -118,7 +118,7 @@ TEST(EdgeCases, E28_FastPathConditions) {
     for (Compat c : kBothCompat) {
       SCOPED_TRACE(k.name);
       SCOPED_TRACE(compat_name(c));
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       PacketPool pool;
       FlowOwner o = k.owner;
       Packet& p = pool.make({.len = 100, .owner = k.has_owner ? &o : nullptr, .tstamp = k.tstamp});
@@ -131,7 +131,7 @@ TEST(EdgeCases, E28_FastPathConditions) {
   // A flow holding an eligible packet (flows 1 != inactive 0 + throttled 0):
   // no fast path, even with an empty internal queue.
   {
-    FqScheduler q(make_cfg(Compat::latest));
+    reference::FqScheduler q(make_cfg(Compat::latest));
     PacketPool pool;
     FlowOwner s = slow_owner(1), u = connected_owner(2);
     enqueue_n(q, pool, 1, {.len = 100, .owner = &s}, kT0);
@@ -141,7 +141,7 @@ TEST(EdgeCases, E28_FastPathConditions) {
   }
   // Tx behind now: A is throttled until 20 ms; at 25 ms (no dequeue since) a
   // fast-path-eligible packet must go to its flow.
-  FqScheduler q(make_cfg(Compat::latest));
+  reference::FqScheduler q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner a = connected_owner(1), b = connected_owner(2);
   throttle_one(q, pool, a);

@@ -3,7 +3,7 @@
 // out early, out of order, a counter off by one, the watchdog not asked, a
 // refused change that still altered something...). Driven by the same
 // randomized operations, the checker must report that fault, with the
-// expected message, while the unwrapped FqScheduler and FastFqScheduler pass.
+// expected message, while the unwrapped reference::FqScheduler and FqScheduler pass.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "invariants.hpp"
-#include "ufq/fast_scheduler.hpp"
 #include "ufq/scheduler.hpp"
+#include "ufq/reference/scheduler.hpp"
 
 namespace ufq::test {
 namespace {
@@ -34,7 +34,7 @@ enum class Fault {
   throttled_hidden,  // for_each_flow() shows throttled flows as old_list
 };
 
-// FqScheduler with one fault injected.
+// reference::FqScheduler with one fault injected.
 class Faulty {
  public:
   Faulty(const FqConfig& cfg, Fault f) : q_(cfg), f_(f) {}
@@ -98,7 +98,7 @@ class Faulty {
   }
 
  private:
-  FqScheduler q_;
+  reference::FqScheduler q_;
   Fault f_;
   Packet* held_ = nullptr;
   std::uint64_t dequeues_ = 0;
@@ -175,9 +175,9 @@ FqConfig config(Compat c, bool paced = true) {
 TEST(Invariants, BothSchedulersPass) {
   for (Compat c : {Compat::latest, Compat::linux_5_7})
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-      FqScheduler ref(config(c));
+      reference::FqScheduler ref(config(c));
       EXPECT_EQ(drive(ref, seed), "") << to_string(c) << " seed " << seed;
-      FastFqScheduler fast(config(c));
+      FqScheduler fast(config(c));
       EXPECT_EQ(drive(fast, seed), "") << to_string(c) << " seed " << seed;
       Faulty clean(config(c), Fault::none);
       EXPECT_EQ(drive(clean, seed), "") << to_string(c) << " seed " << seed;
@@ -190,9 +190,9 @@ TEST(Invariants, BothSchedulersPass) {
 // fuzzer, fuzz/corpus/scheduler_diff/tstamp_never).
 TEST(Invariants, TimestampNeverThrottlesWithoutWakeUp) {
   for (Compat c : {Compat::latest, Compat::linux_5_7}) {
-    FqScheduler q(config(c));
+    reference::FqScheduler q(config(c));
     std::string failure;
-    inv::Checker<FqScheduler> checker(q, [&](const std::string& w) { failure = w; });
+    inv::Checker<reference::FqScheduler> checker(q, [&](const std::string& w) { failure = w; });
     FlowOwner o;
     o.id = 7;
     o.tcp = true;

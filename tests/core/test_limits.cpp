@@ -9,7 +9,7 @@ namespace {
 TEST(EdgeCases, E05_FlowLimit) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = slow_owner(1);
     const auto v = enqueue_n(q, pool, 100, {.len = 1514, .owner = &o}, kT0);
@@ -40,7 +40,7 @@ TEST(EdgeCases, E05_FlowLimit) {
 TEST(EdgeCases, E06_GlobalLimit_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.limit = 10;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   std::vector<FlowOwner> owners;
   for (std::uint64_t i = 1; i <= 7; ++i) owners.push_back(connected_owner(i));
@@ -73,7 +73,7 @@ TEST(EdgeCases, E06_GlobalLimit_S) {
 TEST(EdgeCases, E07_PerBandLimit_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.limit = 10;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner o = connected_owner(1);
   const Time due = kT0 + 100 * kMs;
@@ -110,7 +110,7 @@ TEST(EdgeCases, E07_PerBandLimit_L) {
 TEST(EdgeCases, E07_FastPathNotCountedInBands_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.limit = 1;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner u = connected_owner(1), t = tcp_owner(2);
   Packet& fast = pool.make({.len = 100, .owner = &u});

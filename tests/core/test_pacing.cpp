@@ -4,7 +4,7 @@
 namespace ufq::test {
 namespace {
 
-FlowInfo flow_of(const FqScheduler& q, std::uint64_t key) {
+FlowInfo flow_of(const reference::FqScheduler& q, std::uint64_t key) {
   const auto f = find_flow(q, key);
   EXPECT_TRUE(f.has_value()) << "no flow with key " << key;
   return f.value_or(FlowInfo{});
@@ -25,7 +25,7 @@ TEST(EdgeCases, E12_LowRatePacing) {
     for (const auto kind : {FlowOwner::Kind::connected, FlowOwner::Kind::unconnected}) {
       SCOPED_TRACE(compat_name(c));
       SCOPED_TRACE(kind == FlowOwner::Kind::connected ? "connected" : "unconnected");
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       PacketPool pool;
       FlowOwner o = kind_owner(5, kind, 50000);
       const std::uint64_t key =
@@ -71,7 +71,7 @@ TEST(EdgeCases, E12_LowRateThresholdInclusive) {
     SCOPED_TRACE(compat_name(c));
     for (const Rate r : {Rate{68750}, Rate{68751}}) {
       SCOPED_TRACE(r);
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       PacketPool pool;
       FlowOwner o = rated_owner(1, r);
       enqueue_n(q, pool, 2, {.len = 1514, .owner = &o}, kT0);
@@ -110,7 +110,7 @@ TEST(EdgeCases, E13_QuantumPacing) {
         o = connected_owner(1);
         cfg.maxrate = 1'250'000;
       }
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       std::vector<Packet*> in;
       enqueue_n(q, pool, 30, {.len = 1514, .owner = &o}, kT0, &in);
@@ -155,7 +155,7 @@ TEST(EdgeCases, E14_EdtWithMaxrate) {
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 125000;
     cfg.low_rate_threshold = 200000;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     std::vector<Packet*> in;
@@ -190,7 +190,7 @@ TEST(EdgeCases, E16_OneSecondCap) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 1000;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     std::vector<Packet*> in;
@@ -215,7 +215,7 @@ TEST(EdgeCases, E16_ExactlyOneSecondNotCounted) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 1514;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     enqueue_n(q, pool, 1, {.len = 1514, .owner = &o}, kT0);
@@ -234,7 +234,7 @@ TEST(EdgeCases, E16_MaxrateZero) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 0;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner u = connected_owner(1);
     FlowOwner t = tcp_owner(2);
@@ -270,7 +270,7 @@ TEST(EdgeCases, E18_DriftCompensation) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 10'000'000;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     std::vector<Packet*> in;
@@ -295,7 +295,7 @@ TEST(EdgeCases, E18_DriftCompensationQuantumPacing) {
   constexpr Time kGap = 2'422'400;
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = rated_owner(1, 1'250'000);
     enqueue_n(q, pool, 20, {.len = 1514, .owner = &o}, kT0, nullptr);

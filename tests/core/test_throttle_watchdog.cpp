@@ -11,7 +11,7 @@ namespace {
 TEST(EdgeCases, E19_ThrottledReleaseOrder) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = connected_owner(1), b = connected_owner(2), cc = connected_owner(3);
     Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 100 * kUs});
@@ -49,7 +49,7 @@ struct DriverRun {
 
 // A driver that only wakes when the watchdog fires, at its hard expiry (what an
 // otherwise idle CPU does), and then dequeues until nothing is returned.
-DriverRun run_at_hard_expiry(FqScheduler& q) {
+DriverRun run_at_hard_expiry(reference::FqScheduler& q) {
   DriverRun r;
   while (q.watchdog().queued()) {
     const Time t = q.watchdog().hard_expiry();
@@ -71,7 +71,7 @@ TEST(EdgeCases, E20_WatchdogSlackBatching) {
       SCOPED_TRACE(slack);
       FqConfig cfg = make_cfg(c);
       cfg.timer_slack_ns = slack;
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       FlowOwner a = connected_owner(1), b = connected_owner(2);
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 100 * kUs});
@@ -177,7 +177,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
     FlowOwner a = connected_owner(1), b = connected_owner(2), cc = connected_owner(3),
               d = connected_owner(4);
     {
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
       EXPECT_EQ(q.dequeue(kT0), nullptr);
@@ -194,7 +194,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
       EXPECT_EQ(q.dequeue(kT0 + 115 * kUs), &pa);
     }
     {
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       Packet& pc = pool.make({.len = 1000, .owner = &cc, .tstamp = kT0 + 110 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
@@ -208,7 +208,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
       EXPECT_EQ(q.watchdog().arm_count(), 2U);
     }
     {
-      FqScheduler q(make_cfg(c));
+      reference::FqScheduler q(make_cfg(c));
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
       EXPECT_EQ(q.dequeue(kT0), nullptr);
@@ -223,7 +223,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
       // slack 0: the same request twice is kept.
       FqConfig cfg = make_cfg(c);
       cfg.timer_slack_ns = 0;
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
       EXPECT_EQ(q.dequeue(kT0), nullptr);
@@ -263,7 +263,7 @@ TEST(EdgeCases, E22_WindowsAsRequested) {
 TEST(EdgeCases, E47_InternalQueuePreemptsUnthrottling) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = connected_owner(1), b = connected_owner(2);
     Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 100 * kUs});

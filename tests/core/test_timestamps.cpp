@@ -8,7 +8,7 @@ namespace {
 // E8 (latest): default horizon 10 s with horizon_drop. A timestamp now + 11 s
 // is dropped (horizon_drops 1, drops 1); now + 10 s exactly is accepted.
 TEST(EdgeCases, E08_HorizonDrop_L) {
-  FqScheduler q(make_cfg(Compat::latest));
+  reference::FqScheduler q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner o = tcp_owner(1);
   Packet& far = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 11 * kSec});
@@ -29,7 +29,7 @@ TEST(EdgeCases, E08_HorizonDrop_L) {
 
 // E8 (5.7): no horizon. The now + 11 s packet is queued and leaves at 11 s.
 TEST(EdgeCases, E08_NoHorizon_S) {
-  FqScheduler q(make_cfg(Compat::linux_5_7));
+  reference::FqScheduler q(make_cfg(Compat::linux_5_7));
   PacketPool pool;
   FlowOwner o = tcp_owner(1);
   Packet& far = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 11 * kSec});
@@ -51,7 +51,7 @@ TEST(EdgeCases, E09_HorizonCap) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.horizon_drop = false;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 11 * kSec});
@@ -86,7 +86,7 @@ TEST(EdgeCases, E10_PastTimestamp) {
       SCOPED_TRACE(thr);
       FqConfig cfg = make_cfg(c);
       cfg.ce_threshold_us = thr;
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       FlowOwner o = slow_owner(1);
       Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 - kMs, .ect = true});
@@ -106,7 +106,7 @@ TEST(EdgeCases, E10_PastTimestamp) {
 TEST(EdgeCases, E10_PastTimestampFastPathNoCe_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.ce_threshold_us = 999;
-  FqScheduler q(cfg);
+  reference::FqScheduler q(cfg);
   PacketPool pool;
   FlowOwner o = tcp_owner(1);
   Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 - kMs, .ect = true});
@@ -129,7 +129,7 @@ TEST(EdgeCases, E11_CeMarking) {
       SCOPED_TRACE(wait);
       FqConfig cfg = make_cfg(c);
       cfg.ce_threshold_us = 4000;
-      FqScheduler q(cfg);
+      reference::FqScheduler q(cfg);
       PacketPool pool;
       FlowOwner o = slow_owner(1);
       Packet& ect = pool.make({.len = 1514, .owner = &o, .ect = true});
@@ -153,7 +153,7 @@ TEST(EdgeCases, E15_NopacingHonoursTimestamps) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.pacing = false;
-    FqScheduler q(cfg);
+    reference::FqScheduler q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 5 * kMs});
@@ -184,7 +184,7 @@ TEST(EdgeCases, E15_NopacingHonoursTimestamps) {
 TEST(EdgeCases, E17_OutOfOrderEdt) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& a = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 20 * kMs});
@@ -207,7 +207,7 @@ TEST(EdgeCases, E17_OutOfOrderEdt) {
 TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& a = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 20 * kMs});
@@ -232,7 +232,7 @@ TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
 TEST(EdgeCases, E17_TiesFavourFifo) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    FqScheduler q(make_cfg(c));
+    reference::FqScheduler q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& x = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 10 * kMs});

@@ -10,6 +10,7 @@
 
 #include "ufq/sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
+#include "ufq/sim/simulation_reference.hpp"
 
 namespace ufq::sim {
 namespace {
@@ -48,7 +49,7 @@ TEST(Simulation, FastAndReferenceSchedulersGiveTheSameRun) {
   for (auto t : {TrafficModel::edt, TrafficModel::rate, TrafficModel::onoff}) {
     SimConfig c = small(10'000, t);
     c.scheduler = SchedulerKind::reference;
-    const std::string ref = to_json(simulate(c));
+    const std::string ref = to_json(simulate_reference(c));
     c.scheduler = SchedulerKind::fast;
     EXPECT_EQ(ref, to_json(simulate(c))) << to_string(t);
   }

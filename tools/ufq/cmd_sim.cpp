@@ -21,6 +21,7 @@
 #include "sim_budget.hpp"
 #include "ufq/sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
+#include "ufq/sim/simulation_reference.hpp"
 #include "ufq/tc/fq_options.hpp"
 #include "ufq/tc/qdisc_print.hpp"
 #include "ufq/tc/units.hpp"
@@ -210,7 +211,9 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     if (tty && configs[i].duration >= 2 * kNsecPerSec)
       progress = [&](double f) { std::fprintf(stderr, "\r%s: %3.0f%%", labels[i].c_str(), f * 100); };
     try {
-      results.push_back(sim::simulate(configs[i], progress, measure_memory));
+      results.push_back(configs[i].scheduler == sim::SchedulerKind::reference
+                            ? sim::simulate_reference(configs[i], progress, measure_memory)
+                            : sim::simulate(configs[i], progress, measure_memory));
       if (a.rss) {
         // The kernel updates its high-water mark lazily: a sample may be above it.
         sim::SimResult& r = results.back();

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "ufq/scheduler.hpp"
+#include "ufq/scheduler_concept.hpp"
 
 namespace ufq {
 
@@ -63,12 +64,12 @@ struct RunnerStats {
   }
 };
 
-// `Scheduler` is FqScheduler (the reference) or FastFqScheduler: both make
-// the same decisions (tests/core/test_differential.cpp).
-template <TxDevice Device, class Scheduler = FqScheduler>
+// `Sched` is ufq::FqScheduler, or any ufq::Scheduler (the reference makes the
+// same decisions: tests/core/test_differential.cpp).
+template <TxDevice Device, Scheduler Sched = FqScheduler>
 class QdiscRunner {
  public:
-  QdiscRunner(Scheduler& fq, Device& dev, RunnerConfig cfg = {})
+  QdiscRunner(Sched& fq, Device& dev, RunnerConfig cfg = {})
       : fq_(&fq), dev_(&dev), cfg_(cfg) {
     cfg_.bulk = std::clamp<std::uint32_t>(cfg_.bulk, 1, kMaxBulk);
     cfg_.quota = std::max<std::uint32_t>(cfg_.quota, 1);
@@ -133,10 +134,10 @@ class QdiscRunner {
     while (held_ > 0) fn(*held_pkts_[--held_]);
   }
   const RunnerStats& stats() const { return st_; }
-  Scheduler& scheduler() const { return *fq_; }
+  Sched& scheduler() const { return *fq_; }
 
  private:
-  Scheduler* fq_;
+  Sched* fq_;
   Device* dev_;
   RunnerConfig cfg_;
   RunnerStats st_;

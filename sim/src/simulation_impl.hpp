@@ -1,0 +1,600 @@
+// The seed's experiment, simulated. A packet's way: a traffic source enqueues
+// it into the fq of its flow's transmit queue; that queue's CPU runs the qdisc
+// (QdiscRunner) after enqueues, on NIC completion interrupts and on the fq
+// watchdog's hrtimer; the runner hands packets to the NIC model; the NIC's
+// completion interrupt gives them back to their source, which enqueues the
+// next one (TCP small queues). Counters at every step feed the vmstat-like
+// samples and the cost model.
+//
+// The simulation as a template over the scheduler implementation, so that the
+// library instantiates it for ufq::FqScheduler (simulation.cpp) and ufq_sim_reference
+// for the kernel-shaped reference (simulation_reference.cpp). Private to sim/src.
+#pragma once
+
+#include "ufq/sim/simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "ufq/driver/qdisc_runner.hpp"
+#include "ufq/sim/event_queue.hpp"
+#include "ufq/sim/hrtimer_model.hpp"
+#include "ufq/sim/pcap_trace.hpp"
+#include "ufq/sim/watchdog_hrtimer.hpp"
+#include "ufq/scheduler_concept.hpp"
+
+namespace ufq::sim::detail {
+
+
+// Portable, deterministic random numbers (the standard distributions are not
+// specified bit for bit across library versions).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : g_(seed) {}
+  std::uint64_t below(std::uint64_t n) { return n ? g_() % n : 0; }
+  double unit() { return static_cast<double>(g_() >> 11) * (1.0 / 9007199254740992.0); }
+  // Exponential with the given mean, in ns.
+  Time exponential(double mean_ns) {
+    return static_cast<Time>(-std::log(1.0 - unit()) * mean_ns) + 1;
+  }
+
+ private:
+  std::mt19937_64 g_;
+};
+
+template <class Sched>
+class Simulation;
+
+// One transmit queue and the CPU that serves it.
+template <class Sched>
+struct Cpu;
+
+// The device the runner sees: the NIC, plus the departure measurement.
+template <class Sched>
+struct TxPort {
+  NicModel* nic;
+  Simulation<Sched>* sim;
+  std::uint32_t tx_room() const { return nic->tx_room(); }
+  bool xmit(Packet& p, bool more);
+};
+
+struct Flow {
+  FlowOwner owner;
+  std::uint32_t queue = 0;
+  Time gap = 0;          // EDT spacing (ns); 0 = unpaced source
+  Time next_stamp = 0;   // next EDT departure time
+  double target_pps = 0; // 0 = no target (rate error not measured)
+  std::uint32_t inflight = 0;
+  bool on = true;
+  std::uint64_t sent = 0;
+  Time first = 0, last = 0;
+  std::unique_ptr<Event> toggle;  // start, and on/off switches (churn: FlowTimers instead)
+  // pcap: the trace's packets of this flow, by index into the trace.
+  std::vector<std::uint32_t> trace_packets;
+  std::size_t trace_next = 0;
+  // churn: which life of this slot the flow is in; a packet carries it in its
+  // cookie, so one of an ended flow no longer counts against its successor.
+  std::uint32_t generation = 0;
+};
+
+// A packet's cookie: the flow's slot and that slot's generation.
+inline std::uint64_t cookie_of(std::uint32_t slot, std::uint32_t generation) {
+  return static_cast<std::uint64_t>(generation) << 32 | slot;
+}
+inline std::uint32_t slot_of(std::uint64_t cookie) { return static_cast<std::uint32_t>(cookie); }
+inline std::uint32_t generation_of(std::uint64_t cookie) { return static_cast<std::uint32_t>(cookie >> 32); }
+
+// churn: every flow's start or end, in a heap of their own behind one event,
+// so that the event queue stays a few entries deep (a million flow events in
+// it would make every packet's events walk a twenty-level heap).
+class FlowTimers {
+ public:
+  template <class Fire>
+  FlowTimers(EventQueue& q, Fire fire)
+      : event_(q, [this, fire = std::move(fire)] {
+          const Time now = event_.queue().now();
+          while (!heap_.empty() && heap_.front().at <= now) {
+            std::pop_heap(heap_.begin(), heap_.end(), later);
+            const std::uint32_t slot = heap_.back().slot;
+            heap_.pop_back();
+            fire(slot);
+          }
+          if (!heap_.empty()) event_.queue().schedule(event_, heap_.front().at);
+        }) {}
+
+  void reserve(std::size_t n) { heap_.reserve(n); }
+
+  void schedule(std::uint32_t slot, Time at) {
+    heap_.push_back({at, seq_++, slot});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+    if (!event_.armed() || at < event_.when()) event_.queue().schedule(event_, at);
+  }
+
+ private:
+  struct Entry {
+    Time at;
+    std::uint64_t seq;  // ties run in the order they were scheduled
+    std::uint32_t slot;
+  };
+  static bool later(const Entry& a, const Entry& b) { return a.at != b.at ? a.at > b.at : a.seq > b.seq; }
+
+  std::vector<Entry> heap_;
+  std::uint64_t seq_ = 0;
+  Event event_;
+};
+
+template <class Sched>
+struct Cpu {
+  Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t index);
+
+  std::uint32_t index;
+  Sched fq;
+  HrtimerModel hr;
+  NicModel nic;
+  TxPort<Sched> port;
+  QdiscRunner<TxPort<Sched>, Sched> runner;
+  WatchdogHrtimer wd;
+  Event softirq;  // NET_TX: a qdisc run requested by the watchdog or a used-up quota
+  Hrtimer tick;
+  Time tick_period = 0;
+  std::uint64_t qdisc_runs = 0;
+  std::uint64_t watchdog_fires = 0;
+};
+
+template <class Sched>
+class Simulation {
+ public:
+  Simulation(const SimConfig& cfg, std::function<void(double)> progress,
+             std::function<void(Sample&)> on_sample)
+      : cfg_(cfg),
+        rng_(cfg.seed),
+        other_rng_(cfg.seed ^ 0x5DEECE66DULL),
+        sampler_(q_, [this] { sample(); }),
+        progress_(std::move(progress)),
+        progress_event_(q_, [this] { report_progress(); }),
+        on_sample_(std::move(on_sample)) {
+    validate();
+    if (cfg_.traffic == TrafficModel::maxrate && cfg_.fq.maxrate == kUnlimitedRate)
+      cfg_.fq.maxrate = static_cast<Rate>(cfg_.rate_pps / cfg_.flows * cfg_.packet_size);
+    for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, q_, cfg_, i));
+    make_flows();
+  }
+
+  SimResult run() {
+    SimResult r;
+    r.config = cfg_;
+    if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_rng_.exponential(1e9 / cfg_.other_irq_per_s);
+    q_.schedule(sampler_, std::min(cfg_.interval, cfg_.duration));
+    if (progress_) q_.schedule(progress_event_, std::max<Time>(cfg_.duration / 50, 1));
+    last_sample_at_ = 0;
+    q_.run_until(cfg_.duration);
+    if (last_sample_at_ < cfg_.duration) sample();  // a last, shorter period
+
+    r.samples = samples_;
+    r.total = Sample{};
+    r.total.start = 0;
+    r.total.end = cfg_.duration;
+    for (const Sample& s : samples_) {
+      r.total.n += s.n;
+      r.total.busy += s.busy;
+    }
+    r.lateness = lateness_;
+    r.packets_offered = offered_;
+    r.packets_dropped = dropped_;
+    r.packets_sent = sent_;
+    for (auto& c : cpus_) {
+      const FqStats s = c->fq.stats(q_.now());
+      add(r.qdisc, s);
+      r.packets_queued += s.qlen + c->runner.held();
+      r.reprograms += c->hr.stats().reprograms;
+      const NicStats& n = c->nic.stats();
+      r.nic.packets += n.packets;
+      r.nic.bytes += n.bytes;
+      r.nic.doorbells += n.doorbells;
+      r.nic.interrupts += n.interrupts;
+      r.nic.completions += n.completions;
+      r.nic.ring_full += n.ring_full;
+      const RunnerStats& rs = c->runner.stats();
+      r.qdisc.requeues += rs.requeues;
+      r.runs_sending += rs.runs_sending;
+      for (std::size_t i = 1; i < rs.batch.size(); ++i) r.batch.add(i, rs.batch[i]);
+    }
+    r.qdisc.unthrottle_latency_ns = static_cast<std::uint32_t>(latency_sum_ / std::max<std::size_t>(cpus_.size(), 1));
+    // Rate error over flows with a target and at least two departures.
+    double max_err = 0, sum_err = 0;
+    std::size_t measured = 0;
+    for (const Flow& f : flows_) {
+      if (f.target_pps <= 0 || f.sent < 2 || f.last <= f.first) continue;
+      const double achieved = static_cast<double>(f.sent - 1) * 1e9 / static_cast<double>(f.last - f.first);
+      const double err = std::fabs(achieved - f.target_pps) / f.target_pps;
+      max_err = std::max(max_err, err);
+      sum_err += err;
+      ++measured;
+    }
+    r.flow_rate_error_max = max_err;
+    r.flow_rate_error_mean = measured ? sum_err / static_cast<double>(measured) : 0;
+    r.events = q_.events_run();
+    r.flows_created = flows_created_;
+    return r;
+  }
+
+  // ------------------------------------------------------------ qdisc runs
+  void run_qdisc(Cpu<Sched>& c) {
+    const RunResult res = c.runner.run(q_.now());
+    ++c.qdisc_runs;
+    c.wd.sync();
+    // A used-up quota re-raises NET_TX; a full ring waits for completions.
+    if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
+  }
+
+  void on_departure(Packet& p) {
+    Flow& f = flows_[slot_of(p.cookie)];
+    const Time now = q_.now();
+    if (f.sent == 0) f.first = now;
+    f.last = now;
+    ++f.sent;
+    ++sent_;
+    lateness_.add(now >= p.due ? now - p.due : 0);
+  }
+
+  // ------------------------------------------------------------ traffic
+  void on_complete(Cpu<Sched>& c, Packet& p) {
+    Flow& f = flows_[slot_of(p.cookie)];
+    free_.push_back(&p);
+    if (generation_of(p.cookie) != f.generation) return;  // the flow has ended
+    --f.inflight;
+    refill(f, c);
+  }
+
+  // The pool grows only when churn leaves ended flows' packets in flight
+  // beside their successors'; a deque keeps the packets fq holds in place.
+  Packet* take_packet() {
+    if (free_.empty()) return &packets_.emplace_back();
+    Packet* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+
+  // Top the flow up to its in-flight allowance (TCP small queues: the next
+  // packet is enqueued when an earlier one has left the NIC).
+  void refill(Flow& f, Cpu<Sched>& c) {
+    const Time now = q_.now();
+    while (f.on && f.inflight < cfg_.inflight) {
+      if (cfg_.traffic == TrafficModel::pcap && f.trace_next >= f.trace_packets.size()) return;
+      Packet* p = take_packet();
+      *p = Packet{};
+      p->cookie = cookie_of(static_cast<std::uint32_t>(&f - flows_.data()), f.generation);
+      p->owner = &f.owner;
+      p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
+      p->len = cfg_.packet_size;
+      if (cfg_.traffic == TrafficModel::pcap) {
+        const TracePacket& tp = trace_.packets[f.trace_packets[f.trace_next++]];
+        p->len = tp.len;
+        p->tstamp = std::max<Time>(tp.time, 1);
+      } else if (f.gap) {
+        p->tstamp = f.next_stamp;
+        f.next_stamp += f.gap;
+      }
+      ++offered_;
+      if (c.fq.enqueue(*p, now) != Verdict::queued) {
+        ++dropped_;
+        free_.push_back(p);
+        return;  // a source backs off after a drop
+      }
+      ++f.inflight;
+    }
+  }
+
+  void start_flow(Flow& f) {
+    ++flows_created_;
+    Cpu<Sched>& c = *cpus_[f.queue];
+    refill(f, c);
+    run_qdisc(c);
+    if (cfg_.traffic == TrafficModel::onoff)
+      q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(cfg_.on_mean)));
+    if (cfg_.traffic == TrafficModel::churn)
+      flow_timers_.schedule(slot_index(f), q_.now() + rng_.exponential(static_cast<double>(cfg_.flow_lifetime)));
+  }
+
+  // churn: the flow falls silent for good (its packets already queued still
+  // leave) and a flow with a key never used before takes its slot at once,
+  // on a transmit queue drawn afresh, its first departure a random phase
+  // within one gap away (as the first flows' were).
+  void replace_flow(Flow& f) {
+    ++f.generation;
+    f.owner.id = next_flow_id_++;
+    f.inflight = 0;
+    f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
+    f.next_stamp = q_.now() + rng_.below(f.gap) + 1;
+    start_flow(f);
+  }
+
+  void toggle_flow(Flow& f) {
+    f.on = !f.on;
+    Cpu<Sched>& c = *cpus_[f.queue];
+    if (f.on) {
+      f.next_stamp = std::max(f.next_stamp, q_.now());
+      refill(f, c);
+      run_qdisc(c);
+    }
+    const Time mean = f.on ? cfg_.on_mean : cfg_.off_mean;
+    q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(mean)));
+  }
+
+  void report_progress() {
+    progress_(static_cast<double>(q_.now()) / static_cast<double>(cfg_.duration));
+    const Time next = q_.now() + std::max<Time>(cfg_.duration / 50, 1);
+    if (next < cfg_.duration) q_.schedule(progress_event_, next);
+  }
+
+  // Other interrupts interact with nothing modelled, so instead of an event
+  // each, their Poisson arrivals up to `now` are counted when sampling.
+  void count_other_irqs(Time now) {
+    if (!(cfg_.other_irq_per_s > 0)) return;
+    const double mean = 1e9 / cfg_.other_irq_per_s;
+    while (next_other_irq_ <= now) {
+      ++other_irqs_;
+      next_other_irq_ += other_rng_.exponential(mean);
+    }
+  }
+
+  // ------------------------------------------------------------ sampling
+  EventCounts snapshot() const {
+    EventCounts c;
+    c.packets = sent_;
+    c.other_interrupts = other_irqs_;
+    for (const auto& cpu : cpus_) {
+      const HrtimerStats& h = cpu->hr.stats();
+      c.timer_interrupts += h.interrupts;
+      c.timers_run += h.timers_run;
+      c.device_writes += h.reprograms + h.device_stops;
+      c.nic_interrupts += cpu->nic.stats().interrupts;
+      c.completions += cpu->nic.stats().completions;
+      c.doorbells += cpu->nic.stats().doorbells;
+      c.watchdog_fires += cpu->watchdog_fires;
+      c.qdisc_runs += cpu->qdisc_runs;
+    }
+    return c;
+  }
+
+  void sample() {
+    const Time now = q_.now();
+    count_other_irqs(now);
+    const EventCounts cur = snapshot();
+    Sample s;
+    s.start = last_sample_at_;
+    s.end = now;
+    s.n = cur - prev_;
+    s.busy = cpu_time(s.n, cfg_.cost);
+    latency_sum_ = 0;
+    FlowCensus& k = s.census;
+    for (const auto& c : cpus_) {
+      const FqStats st = c->fq.stats(now);
+      latency_sum_ += st.unthrottle_latency_ns;
+      k.flows += st.flows;
+      k.inactive += st.inactive_flows;
+      k.throttled += st.throttled_flows;
+      k.gc_flows += st.gc_flows;
+      k.offered += st.offered;
+      k.dequeued += st.dequeued;
+      k.drops += st.drops;
+      k.purged += st.purged;
+      k.qlen += st.qlen;
+    }
+    k.created = flows_created_;
+    if (on_sample_) on_sample_(s);
+    samples_.push_back(s);
+    prev_ = cur;
+    last_sample_at_ = now;
+    const Time next = now + cfg_.interval;
+    if (next <= cfg_.duration && now < cfg_.duration) q_.schedule(sampler_, next);
+  }
+
+  static void add(FqStats& a, const FqStats& b) {
+    a.bytes += b.bytes;
+    a.packets += b.packets;
+    a.drops += b.drops;
+    a.overlimits += b.overlimits;
+    a.requeues += b.requeues;
+    a.backlog += b.backlog;
+    a.qlen += b.qlen;
+    a.gc_flows += b.gc_flows;
+    a.highprio_packets += b.highprio_packets;
+    a.tcp_retrans += b.tcp_retrans;
+    a.throttled += b.throttled;
+    a.flows_plimit += b.flows_plimit;
+    a.pkts_too_long += b.pkts_too_long;
+    a.allocation_errors += b.allocation_errors;
+    a.flows += b.flows;
+    a.inactive_flows += b.inactive_flows;
+    a.throttled_flows += b.throttled_flows;
+    a.ce_mark += b.ce_mark;
+    a.horizon_drops += b.horizon_drops;
+    a.horizon_caps += b.horizon_caps;
+    a.fastpath_packets += b.fastpath_packets;
+    for (std::size_t i = 0; i < kBands; ++i) {
+      a.band_drops[i] += b.band_drops[i];
+      a.band_pkt_count[i] += b.band_pkt_count[i];
+    }
+    a.offered += b.offered;
+    a.dequeued += b.dequeued;
+    a.trimmed += b.trimmed;
+    a.purged += b.purged;
+    // The earliest next wake-up over the queues (negative when none is throttled).
+    if (b.time_next_delayed_flow > 0 &&
+        (a.time_next_delayed_flow <= 0 || b.time_next_delayed_flow < a.time_next_delayed_flow))
+      a.time_next_delayed_flow = b.time_next_delayed_flow;
+    else if (a.time_next_delayed_flow == 0)
+      a.time_next_delayed_flow = b.time_next_delayed_flow;
+  }
+
+  const SimConfig& config() const { return cfg_; }
+
+ private:
+  void validate() const {
+    if (cfg_.flows == 0) throw std::invalid_argument("--flows must be at least 1");
+    if (cfg_.queues == 0) throw std::invalid_argument("--queues must be at least 1");
+    if (cfg_.cpus < cfg_.queues) throw std::invalid_argument("--cpus must be at least --queues");
+    if (!(cfg_.rate_pps > 0) && cfg_.traffic != TrafficModel::bulk && cfg_.traffic != TrafficModel::pcap)
+      throw std::invalid_argument("--rate must be positive");
+    if (cfg_.packet_size == 0) throw std::invalid_argument("--packet-size must be at least 1");
+    if (cfg_.duration == 0) throw std::invalid_argument("--duration must be positive");
+    if (cfg_.interval == 0) throw std::invalid_argument("--interval must be positive");
+    if (cfg_.inflight == 0) throw std::invalid_argument("--inflight must be at least 1");
+    if (cfg_.traffic == TrafficModel::pcap && cfg_.pcap_file.empty())
+      throw std::invalid_argument("--traffic pcap needs --pcap FILE");
+    if (cfg_.traffic == TrafficModel::churn && cfg_.flow_lifetime == 0)
+      throw std::invalid_argument("--flow-lifetime must be positive");
+  }
+
+  void make_flows() {
+    if (cfg_.traffic == TrafficModel::pcap) {
+      trace_ = read_pcap(cfg_.pcap_file);
+      cfg_.flows = static_cast<std::uint32_t>(trace_.flows);
+      if (cfg_.flows == 0) throw std::invalid_argument("the capture " + cfg_.pcap_file + " has no packet");
+    }
+    flows_.resize(cfg_.flows);
+    if (cfg_.traffic == TrafficModel::churn) flow_timers_.reserve(cfg_.flows);
+    const double per_flow_pps = cfg_.rate_pps / cfg_.flows;
+    for (std::uint32_t i = 0; i < cfg_.flows; ++i) {
+      Flow& f = flows_[i];
+      f.owner.id = i + 1;
+      f.owner.kind = FlowOwner::Kind::connected;
+      f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
+      Time phase = 0;
+      switch (cfg_.traffic) {
+        case TrafficModel::edt:
+        case TrafficModel::onoff:
+        case TrafficModel::churn:  // short lives: no rate measured
+          f.owner.tcp = true;
+          f.gap = static_cast<Time>(std::llround(1e9 / per_flow_pps));
+          f.target_pps = cfg_.traffic == TrafficModel::edt ? 1e9 / static_cast<double>(f.gap) : 0;
+          phase = rng_.below(f.gap);
+          f.next_stamp = phase + 1;  // 0 would mean "no timestamp"
+          break;
+        case TrafficModel::rate:
+          f.owner.pacing_rate = f.owner.max_pacing_rate =
+              static_cast<Rate>(std::llround(per_flow_pps * cfg_.packet_size));
+          f.target_pps = static_cast<double>(f.owner.pacing_rate) / cfg_.packet_size;
+          phase = rng_.below(static_cast<std::uint64_t>(1e9 / per_flow_pps));
+          break;
+        case TrafficModel::maxrate:
+          f.target_pps = static_cast<double>(cfg_.fq.maxrate) / cfg_.packet_size;
+          phase = rng_.below(static_cast<std::uint64_t>(1e9 / per_flow_pps));
+          break;
+        case TrafficModel::bulk:
+          phase = rng_.below(1000);
+          break;
+        case TrafficModel::pcap:
+          break;
+      }
+      if (cfg_.traffic == TrafficModel::churn) {
+        flow_timers_.schedule(i, phase);
+        continue;
+      }
+      f.toggle = std::make_unique<Event>(q_, [this, &f] {
+        if (!started(f)) {
+          mark_started(f);
+          start_flow(f);
+        } else {
+          toggle_flow(f);
+        }
+      });
+      if (cfg_.traffic != TrafficModel::pcap) q_.schedule(*f.toggle, phase);
+    }
+    if (cfg_.traffic == TrafficModel::pcap) {
+      // Packets enqueue a little ahead of their departure time (as TSQ lets TCP do).
+      for (std::uint32_t k = 0; k < trace_.packets.size(); ++k)
+        flows_[trace_.packets[k].flow].trace_packets.push_back(k);
+      for (Flow& f : flows_) {
+        if (f.trace_packets.empty()) continue;
+        const Time t = trace_.packets[f.trace_packets.front()].time;
+        q_.schedule(*f.toggle, t > kLead ? t - kLead : 0);
+      }
+    }
+    const std::size_t pool = static_cast<std::size_t>(cfg_.flows) * cfg_.inflight;
+    packets_.resize(pool);
+    free_.reserve(pool);
+    for (auto& p : packets_) free_.push_back(&p);
+    started_.assign(cfg_.flows, false);
+    next_flow_id_ = static_cast<std::uint64_t>(cfg_.flows) + 1;
+  }
+
+  std::uint32_t slot_index(const Flow& f) const { return static_cast<std::uint32_t>(&f - flows_.data()); }
+  bool started(const Flow& f) const { return started_[static_cast<std::size_t>(&f - flows_.data())]; }
+  void mark_started(const Flow& f) { started_[static_cast<std::size_t>(&f - flows_.data())] = true; }
+
+  static constexpr Time kLead = kNsecPerMsec;
+
+  SimConfig cfg_;
+  EventQueue q_;
+  Rng rng_;
+  std::vector<std::unique_ptr<Cpu<Sched>>> cpus_;
+  std::vector<Flow> flows_;
+  std::vector<bool> started_;
+  std::deque<Packet> packets_;
+  std::vector<Packet*> free_;
+  Trace trace_;
+  Rng other_rng_;
+  Time next_other_irq_ = kNever;
+  Event sampler_;
+  // churn: a flow's first timer starts it, every later one replaces it.
+  FlowTimers flow_timers_{q_, [this](std::uint32_t slot) {
+    Flow& f = flows_[slot];
+    if (!started(f)) {
+      mark_started(f);
+      start_flow(f);
+    } else {
+      replace_flow(f);
+    }
+  }};
+  std::uint64_t other_irqs_ = 0;
+  std::uint64_t offered_ = 0, dropped_ = 0, sent_ = 0;
+  Histogram lateness_;
+  EventCounts prev_;
+  Time last_sample_at_ = 0;
+  std::uint64_t latency_sum_ = 0;
+  std::vector<Sample> samples_;
+  std::function<void(double)> progress_;
+  Event progress_event_;
+  std::function<void(Sample&)> on_sample_;
+  std::uint64_t flows_created_ = 0;
+  std::uint64_t next_flow_id_ = 1;  // churn: the next never-used flow key
+};
+
+template <class Sched>
+bool TxPort<Sched>::xmit(Packet& p, bool more) {
+  if (!nic->xmit(p, more)) return false;
+  sim->on_departure(p);
+  return true;
+}
+
+template <class Sched>
+Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t i)
+    : index(i),
+      fq(cfg.fq),
+      hr(q, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
+      nic(q, cfg.nic, [&sim, this](Packet& p) { sim.on_complete(*this, p); },
+          [&sim, this] { sim.run_qdisc(*this); }),
+      port{&nic, &sim},
+      runner(fq, port),
+      wd(fq.watchdog(), hr,
+         [this, &q] {
+           ++watchdog_fires;
+           if (!softirq.armed()) q.schedule(softirq, q.now());
+         }),
+      softirq(q, [&sim, this] { sim.run_qdisc(*this); }),
+      tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }) {
+  if (cfg.tick_hz) {
+    tick_period = kNsecPerSec / cfg.tick_hz;
+    // Ticks of different CPUs are staggered across the period.
+    const Time first = tick_period * (i + 1) / (cfg.queues + 1);
+    hr.start(tick, first, first);
+  }
+}
+
+}  // namespace ufq::sim::detail

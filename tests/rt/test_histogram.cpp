@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ufq/rt/histogram.hpp"
+#include "pace/histogram.hpp"
 
 using ufq::rt::Histogram;
 

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "ufq/rt/clock.hpp"
-#include "ufq/rt/pace_run.hpp"
-#include "ufq/rt/report.hpp"
-#include "ufq/rt/stop_signal.hpp"
+#include "pace/pace_run.hpp"
+#include "pace/report.hpp"
+#include "pace/stop_signal.hpp"
 
 using namespace ufq;
 using namespace ufq::rt;

@@ -23,7 +23,7 @@
 
 #include "ufq/rt/clock.hpp"
 #include "ufq/rt/pacer.hpp"
-#include "ufq/rt/stop_signal.hpp"
+#include "pace/stop_signal.hpp"
 #include "ufq/rt/udp_egress.hpp"
 
 #include "loopback_socket.hpp"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ufq/rt/mpmc_ring.hpp"
-#include "ufq/rt/packet_pool.hpp"
+#include "pace/packet_pool.hpp"
 
 using ufq::rt::MpmcRing;
 

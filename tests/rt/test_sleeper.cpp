@@ -8,7 +8,7 @@
 
 #include "ufq/rt/clock.hpp"
 #include "ufq/rt/sleeper.hpp"
-#include "ufq/rt/timer_probe.hpp"
+#include "pace/timer_probe.hpp"
 
 using namespace ufq;
 using namespace ufq::rt;

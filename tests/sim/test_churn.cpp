@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "ufq/sim/report.hpp"
+#include "sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
 #include "ufq/sim/simulation_reference.hpp"
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "ufq/sim/report.hpp"
+#include "sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
 #include "ufq/sim/simulation_reference.hpp"
 

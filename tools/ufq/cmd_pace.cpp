@@ -21,9 +21,9 @@
 #include "command.hpp"
 #include "memory_budget.hpp"
 #include "ufq/rt/clock.hpp"
-#include "ufq/rt/pace_run.hpp"
-#include "ufq/rt/report.hpp"
-#include "ufq/rt/stop_signal.hpp"
+#include "pace/pace_run.hpp"
+#include "pace/report.hpp"
+#include "pace/stop_signal.hpp"
 #include "ufq/tc/fq_options.hpp"
 #include "ufq/tc/units.hpp"
 

@@ -19,7 +19,7 @@
 #include "command.hpp"
 #include "process_memory.hpp"
 #include "sim_budget.hpp"
-#include "ufq/sim/report.hpp"
+#include "sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
 #include "ufq/sim/simulation_reference.hpp"
 #include "ufq/tc/fq_options.hpp"

@@ -1,4 +1,4 @@
-#include "ufq/rt/receiver.hpp"
+#include "pace/receiver.hpp"
 
 #include <sys/resource.h>
 #include <sys/socket.h>

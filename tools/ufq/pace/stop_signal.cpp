@@ -1,4 +1,4 @@
-#include "ufq/rt/stop_signal.hpp"
+#include "pace/stop_signal.hpp"
 
 #include <csignal>
 

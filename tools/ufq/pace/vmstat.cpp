@@ -1,4 +1,4 @@
-#include "ufq/rt/vmstat.hpp"
+#include "pace/vmstat.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "ufq/rt/workload.hpp"
+#include "pace/workload.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ufq/rt/pace_run.hpp"
+#include "pace/pace_run.hpp"
 
 namespace ufq::rt {
 

@@ -14,13 +14,13 @@
 #include "ufq/config.hpp"
 #include "ufq/rt/accounting.hpp"
 #include "ufq/rt/egress.hpp"
-#include "ufq/rt/histogram.hpp"
+#include "pace/histogram.hpp"
 #include "ufq/rt/pacer.hpp"
 #include "ufq/rt/sleeper.hpp"
-#include "ufq/rt/timer_probe.hpp"
+#include "pace/timer_probe.hpp"
 #include "ufq/rt/udp_egress.hpp"
-#include "ufq/rt/vmstat.hpp"
-#include "ufq/rt/workload.hpp"
+#include "pace/vmstat.hpp"
+#include "pace/workload.hpp"
 #include "ufq/stats.hpp"
 
 namespace ufq::rt {

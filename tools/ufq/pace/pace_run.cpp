@@ -1,4 +1,4 @@
-#include "ufq/rt/pace_run.hpp"
+#include "pace/pace_run.hpp"
 
 #include <arpa/inet.h>
 
@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "ufq/rt/clock.hpp"
-#include "ufq/rt/netns.hpp"
-#include "ufq/rt/packet_pool.hpp"
-#include "ufq/rt/receiver.hpp"
+#include "pace/netns.hpp"
+#include "pace/packet_pool.hpp"
+#include "pace/receiver.hpp"
 #include "ufq/rt/sink_egress.hpp"
 #include "ufq/rt/udp_egress.hpp"
 #include "ufq/rt/wire.hpp"

@@ -1,4 +1,4 @@
-#include "ufq/rt/netns.hpp"
+#include "pace/netns.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

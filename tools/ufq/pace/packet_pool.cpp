@@ -1,4 +1,4 @@
-#include "ufq/rt/packet_pool.hpp"
+#include "pace/packet_pool.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "ufq/rt/report.hpp"
+#include "pace/report.hpp"
 
 #include <cstdio>
 #include <sstream>

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ufq/packet.hpp"
-#include "ufq/rt/packet_pool.hpp"
+#include "pace/packet_pool.hpp"
 #include "ufq/rt/pacer.hpp"
 
 namespace ufq::rt {

@@ -1,4 +1,4 @@
-#include "ufq/rt/timer_probe.hpp"
+#include "pace/timer_probe.hpp"
 
 #include "ufq/rt/clock.hpp"
 

@@ -1,4 +1,4 @@
-#include "ufq/sim/report.hpp"
+#include "sim/report.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

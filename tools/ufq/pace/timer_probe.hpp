@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "ufq/rt/histogram.hpp"
+#include "pace/histogram.hpp"
 #include "ufq/rt/sleeper.hpp"
 
 namespace ufq::rt {

@@ -1,4 +1,4 @@
-#include "ufq/rt/histogram.hpp"
+#include "pace/histogram.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -70,8 +70,14 @@ template <class FlowT>
     len = kNsecPerSec;
     ++st.pkts_too_long;
   }
-  // Late by `now - time_next_packet`: shorten the gap by that, at most by half.
-  if (f.time_next_packet) len -= std::min(len / 2, now - f.time_next_packet);
+  // Late by `now - time_next_packet`: shorten the gap by that, at most by half
+  // (docs/fq-rules.md#late-departure-compensation). With an offload horizon the
+  // flow can leave before its time_next_packet; the unsigned difference would
+  // then wrap and halve the gap. Latest kernels compensate only a real lateness
+  // (the 2026 fix "sch_fq: fix pacing delay underflow with pacing offload");
+  // 5.7 has no offload horizon and keeps the unguarded rule.
+  if (f.time_next_packet && (now > f.time_next_packet || cfg.compat != Compat::latest))
+    len -= std::min(len / 2, now - f.time_next_packet);
   f.time_next_packet = now + len;
 }
 

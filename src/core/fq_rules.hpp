@@ -35,9 +35,9 @@ struct Derived {
   }
 };
 
-// §4.6: remember when the packet was due (`tnp`); CE when it leaves more than
-// ce_threshold after that. The counter moves even when the packet cannot carry
-// the mark (not ECN-capable).
+// docs/fq-rules.md#sending-and-ce-marking: remember when the packet was due
+// (`tnp`); CE when it leaves more than ce_threshold after that. The counter
+// moves even when the packet cannot carry the mark (not ECN-capable).
 inline void mark_departure(Packet& p, Time now, Time tnp, Time ce_threshold_ns, FqStats& st) {
   p.due = tnp;
   if (static_cast<std::int64_t>(now - tnp - ce_threshold_ns) > 0) {
@@ -46,8 +46,9 @@ inline void mark_departure(Packet& p, Time now, Time tnp, Time ce_threshold_ns, 
   }
 }
 
-// §4.9: the flow's next departure time from its rate, after `p` was sent and
-// charged. `FlowT` has `credit` (int32) and `time_next_packet` (Time).
+// docs/fq-rules.md#pacing-gap: the flow's next departure time from its rate,
+// after `p` was sent and charged. `FlowT` has `credit` (int32) and
+// `time_next_packet` (Time).
 template <class FlowT>
 [[gnu::always_inline]] inline void pace(FlowT& f, const Packet& p, Time now, const FqConfig& cfg, FqStats& st) {
   if (!cfg.pacing) return;

@@ -69,6 +69,12 @@ std::optional<Address> Address::parse(std::string_view text, std::string* error)
   char* end = nullptr;
   const unsigned long p = std::strtoul(port.c_str(), &end, 10);
   if (port.empty() || *end != '\0' || p == 0 || p > 65535) return fail("the port must be 1..65535");
+  const auto port16 = static_cast<std::uint16_t>(p);
+  in_addr a4{};
+  in6_addr a6{};
+  if (::inet_pton(AF_INET, host.c_str(), &a4) == 1) return v4(a4, port16);
+  if (::inet_pton(AF_INET6, host.c_str(), &a6) == 1) return v6(a6, port16);
+  // A name: resolved (may open a socket to the resolver).
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   hints.ai_protocol = IPPROTO_UDP;

@@ -71,7 +71,7 @@ TEST(CliPace, BadArgumentsExit2) {
         "pace --compare timer=busy,nope", "pace --packet-size 10", "pace fq quantum 0",
         "pace fq bogus 1", "pace tbf", "pace --no-such-option", "pace --dest 127.0.0.1",
         "pace --dest ::1:9", "pace --dest [::1]:0", "pace --dest 127.0.0.1:9 --egress sink",
-        "pace --dest 127.0.0.1:9 --netns", "pace --dest no.such.host.invalid:9"}) {
+        "pace --dest 127.0.0.1:9 --netns"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;

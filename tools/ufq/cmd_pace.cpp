@@ -138,7 +138,7 @@ int pace(const PaceArgs& a, CLI::App& sub) {
   if (!a.dest.empty()) {
     std::string why;
     const auto d = rt::Address::parse(a.dest, &why);
-    if (!d) return fail("--dest: " + why);
+    if (!d) return fail("--dest: " + why + "; expected HOST:PORT or [IPv6]:PORT");
     if (a.netns) return fail("--dest sends to a receiver you run: it excludes --netns");
     if (*egress == rt::EgressKind::sink) return fail("--dest needs a UDP egress (shared or per-flow), not sink");
     base.dest = *d;

@@ -376,7 +376,7 @@ class SendPath : public ::testing::TestWithParam<Mode> {};
 // Distinct payloads to an IPv4 and an IPv6 receiver, two flows each, in
 // both buffer modes, on the egress's sockets and on the application's own,
 // with a source address: every byte arrives unchanged, each flow within 1 %
-// of its rate (kernel receive timestamps of its first and last datagram).
+// of its rate (kernel receive timestamps, fitted over the whole flow).
 TEST_P(SendPath, TwoReceiversGetEveryByteAtEachFlowsRate) {
   Receiver r4(AF_INET), r6(AF_INET6);
   ASSERT_TRUE(r4.ok());
@@ -399,19 +399,26 @@ TEST_P(SendPath, TwoReceiversGetEveryByteAtEachFlowsRate) {
   const auto got6 = r6.wait_for(app.wire_datagrams(r6));
   expect_all_intact(app, r4, got4);
   expect_all_intact(app, r6, got6);
-  // Rates from the receiver's clock.
+  // Rates from the receiver's clock: the least-squares slope of arrival
+  // time over sequence number (one stall of a loaded machine moves a few
+  // points, not the slope, as it would a first-to-last span).
   for (std::size_t f = 0; f < app.flows.size(); ++f) {
     const auto& got = app.flows[f].to == &r4 ? got4 : got6;
-    Time first = kNever, last = 0;
-    std::size_t n = 0;
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    Time t0 = 0;
     for (const Arrival& a : got)
       if (a.intact && a.flow == f) {
-        first = std::min(first, a.at);
-        last = std::max(last, a.at);
-        ++n;
+        if (t0 == 0) t0 = a.at;
+        const double x = a.seq, y = static_cast<double>(static_cast<std::int64_t>(a.at - t0));
+        n += 1;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
       }
-    ASSERT_GE(n, 2U);
-    const double rate = static_cast<double>(n - 1) * 1e9 / static_cast<double>(last - first);
+    ASSERT_GE(n, 2.0);
+    const double slope_ns = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    const double rate = 1e9 / slope_ns;
     EXPECT_NEAR(rate / app.flows[f].rate_pps, 1.0, 0.01) << "flow " << f << ": " << rate << " pkt/s";
   }
   // The source address (IP_PKTINFO) is what the receiver saw.
@@ -425,8 +432,8 @@ TEST_P(SendPath, TwoReceiversGetEveryByteAtEachFlowsRate) {
 
 // ce_threshold exceeded (the departures stamped 80 ms in the past): fq
 // marks the ECT datagrams CE and the receivers see CE (IP_RECVTOS /
-// IPV6_RECVTCLASS); not-ECT datagrams are never marked; ECT datagrams on
-// time keep their ECT(0)/ECT(1).
+// IPV6_RECVTCLASS), datagram by datagram exactly where fq marked; not-ECT
+// datagrams are never marked; ECT datagrams on time keep their ECT(0).
 TEST_P(SendPath, CeMarksReachTheReceiver) {
   Receiver r4(AF_INET), r6(AF_INET6);
   ASSERT_TRUE(r4.ok());
@@ -439,7 +446,7 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
       {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0},
   });
   PacerConfig cfg = roomy();
-  cfg.fq.ce_threshold_us = 5000;  // 5 ms: the late ones exceed it, the others cannot
+  cfg.fq.ce_threshold_us = 20000;  // 20 ms: the late ones (80 ms) exceed it, the others only in a stall
   UdpEgress egress;
   auto run = make_runner(GetParam(), cfg, egress, app.done());
   run->run(app.order);
@@ -465,8 +472,11 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
   EXPECT_EQ(ecn_by_flow[1][0], 50) << "late not-ECT: never marked";
   EXPECT_GT(ecn_by_flow[2][3], 25) << "late ECT(1) over IPv6: CE";
   EXPECT_EQ(ecn_by_flow[2][3] + ecn_by_flow[2][1], 50);
-  EXPECT_EQ(ecn_by_flow[3][2], 50) << "on time ECT(0): unchanged";
-  EXPECT_EQ(run->egress().ce_marked, static_cast<std::uint64_t>(ecn_by_flow[0][3] + ecn_by_flow[2][3]));
+  // On time: ECT(0), unless a stall of the loaded machine made one late
+  // enough for fq to mark it (then `mismatched` above holds it to CE).
+  EXPECT_EQ(ecn_by_flow[3][2] + ecn_by_flow[3][3], 50) << "on time ECT(0): ECT(0) or fq's CE";
+  EXPECT_EQ(run->egress().ce_marked,
+            static_cast<std::uint64_t>(ecn_by_flow[0][3] + ecn_by_flow[2][3] + ecn_by_flow[3][3]));
 }
 
 // Trains the application built (UDP GSO, gso_size) arrive as their

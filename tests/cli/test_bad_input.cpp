@@ -325,6 +325,11 @@ Table pace_table() {
          {"pace", "-q", "--compare", "egress=shared,per-flow", "--flows", "2000"},
          {"per-flow", "ulimit -n"}});
   t.add({"--rate", {"pace", "-q", "--flows", "1000000", "--rate", "1"}, {"--rate"}});
+  // Each pooled datagram has its own payload buffer: 1.1M of 65000 bytes.
+  t.add({"--packet-size",
+         {"pace", "-q", "--no-probe", "--rate", "1M", "--packet-size", "65000", "--lead", "1s"},
+         {"--packet-size", "memory"},
+         true});
   return t;
 }
 

@@ -88,11 +88,14 @@ std::string check_pace_plan(const rt::PaceOptions& o) {
   }
   // The packet pool as run_pace sizes it (the lead time plus 100 ms of
   // packets, at most 4M), and per-flow state on both ends; measured on the
-  // release build at about 170 bytes per flow and 120 per pooled packet.
+  // release build at about 170 bytes per flow and 120 per pooled packet,
+  // plus the packet's payload buffer.
   const double pool =
       std::min(4e6, o.workload.rate_pps * (static_cast<double>(o.workload.lead_ns) / 1e9 + 0.1) + 4096.0);
-  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * 128.0;
-  return check_memory(bytes, "--flows, --rate x --lead", "lower them");
+  // Each pooled datagram also has its own payload buffer (not with the sink).
+  const double payload = o.egress == rt::EgressKind::sink ? 0.0 : static_cast<double>(o.workload.payload);
+  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * (128.0 + payload);
+  return check_memory(bytes, "--flows, --rate x --lead, --packet-size", "lower them");
 }
 
 int pace(const PaceArgs& a, CLI::App& sub) {

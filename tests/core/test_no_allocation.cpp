@@ -13,8 +13,9 @@
 // warm-up (every pool has grown to the flows in use), the next rounds must
 // allocate nothing at all: 0 allocations per packet.
 //
-// Only the public scheduler: the reference (reference::FqScheduler) allocates
-// a node per flow and per throttled-set entry, by design.
+// Both implementations. The reference (reference::FqScheduler) allocates in
+// one place, not per packet: a change() of buckets_log builds its new table of
+// 2^buckets_log trees, as the kernel does; its count may go up by that many.
 #include <cstdint>
 #include <vector>
 
@@ -50,6 +51,7 @@ class FixedPool {
   std::vector<std::size_t> free_;
 };
 
+template <Scheduler S>
 class Workload {
  public:
   explicit Workload(Compat c) : cfg_(make_cfg(c)), q_(config(0)), pool_(40000) {
@@ -95,8 +97,8 @@ class Workload {
       // 4.5 s, when the resize collects the churn and hashed flows (idle > 3 s;
       // the reused ones, idle since ~1.8 s, are collected at the next round's
       // first enqueues).
-      if (tick == 40'000) q_.change(config(1), now_, release_);
-      if (tick == 45'000) q_.change(config(0), now_, release_);
+      if (tick == 40'000) change(config(1));
+      if (tick == 45'000) change(config(0));
       if (tick >= 39'980 && tick < 40'000) continue;
       q_.watchdog().expire();
       while (Packet* p = q_.dequeue(now_)) {
@@ -110,11 +112,12 @@ class Workload {
 
   std::uint64_t offered() const { return offered_; }
   std::uint64_t refused() const { return refused_; }
+  std::uint64_t table_resizes() const { return resizes_; }
   std::uint64_t pool_empty() const { return pool_empty_; }
   std::uint64_t stats_sum() const { return stats_sum_; }
   std::uint64_t sent() const { return sent_; }
   std::uint64_t trimmed() const { return trimmed_; }
-  const FqScheduler& scheduler() const { return q_; }
+  const S& scheduler() const { return q_; }
   Time now() const { return now_; }
 
  private:
@@ -127,6 +130,11 @@ class Workload {
     c.limit = which == 0 ? 10000 : 20;
     c.quantum = which == 0 ? 3028 : 6056;
     return c;
+  }
+
+  void change(const FqConfig& c) {
+    resizes_ += c.buckets_log != q_.config().buckets_log ? 1U : 0U;
+    q_.change(c, now_, release_);
   }
 
   void offer(FlowOwner* o, Time tstamp, std::uint32_t hash = 0) {
@@ -143,27 +151,33 @@ class Workload {
   }
 
   FqConfig cfg_;
-  FqScheduler q_;
+  S q_;
   FixedPool pool_;
   std::vector<FlowOwner> owners_;
   PacketSink release_;
   Time now_ = kT0;
-  std::uint64_t offered_ = 0, refused_ = 0, sent_ = 0, trimmed_ = 0, stats_sum_ = 0, pool_empty_ = 0;
+  std::uint64_t offered_ = 0, refused_ = 0, sent_ = 0, trimmed_ = 0, stats_sum_ = 0, pool_empty_ = 0, resizes_ = 0;
 };
 
-TEST(NoAllocation, SteadyStateAllocatesNothingPerPacket) {
+template <Scheduler S>
+class NoAllocation : public ::testing::Test {};
+TYPED_TEST_SUITE(NoAllocation, Schedulers);
+
+TYPED_TEST(NoAllocation, SteadyStateAllocatesNothingPerPacket) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    Workload w(c);
+    Workload<TypeParam> w(c);
     w.round();
     w.round();
     const std::uint64_t allocations = allocation_count();
-    const std::uint64_t offered = w.offered();
+    const std::uint64_t offered = w.offered(), resizes = w.table_resizes();
     for (int r = 0; r < 3; ++r) w.round();
     const std::uint64_t during = allocation_count() - allocations;
     const std::uint64_t packets = w.offered() - offered;
-    EXPECT_EQ(during, 0U) << during << " allocations for " << packets << " packets ("
-                          << static_cast<double>(during) / static_cast<double>(packets) << " per packet)";
+    const std::uint64_t allowed = kIsFast<TypeParam> ? 0 : w.table_resizes() - resizes;
+    EXPECT_LE(during, allowed) << during << " allocations for " << packets << " packets ("
+                               << static_cast<double>(during) / static_cast<double>(packets)
+                               << " per packet)";
     // The run did what it is meant to.
     const FqStats st = w.scheduler().stats(w.now());
     EXPECT_GT(packets, 300'000U);

@@ -80,7 +80,7 @@ class FqScheduler {
   std::uint32_t internal_qlen() const;
 
   // Bytes the scheduler holds for its flows (flow array, flow table, throttled
-  // set), for the memory benchmark.
+  // set, out-of-order trees), for the memory benchmark.
   std::size_t memory_bytes() const;
   static std::size_t flow_bytes();  // sizeof one flow record
 

@@ -11,7 +11,8 @@
 //    common case: every flow throttled by the same gap, EDT clocks) plus a
 //    4-ary heap for the rest; removal is lazy (a ticket per throttle);
 //  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per
-//    flow) and, rarely, an out-of-order tree kept off the flow in a side map.
+//    flow) and, rarely, an out-of-order tree kept off the flow, from a pool
+//    (out_of_order_trees.hpp).
 
 #include "ufq/scheduler.hpp"
 #include "ufq/scheduler_concept.hpp"
@@ -19,11 +20,11 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <unordered_map>
 #include <vector>
 
 #include "flow_table.hpp"
 #include "fq_rules.hpp"
+#include "out_of_order_trees.hpp"
 #include "packet_bits.hpp"
 
 
@@ -135,17 +136,16 @@ class ThrottledSet {
     heap_.clear();
   }
   std::size_t size() const { return lane_size_ + heap_.size(); }
-  // Drop stale entries when they outnumber the live ones.
+  // Drop stale entries when they outnumber the live ones. In place (the live
+  // lane entries slide towards the head, keeping their order): no allocation.
   template <class Live>
   void compact(const Live& live) {
-    std::vector<Entry> keep;
-    keep.reserve(lane_size_);
+    std::size_t kept = 0;
     for (std::size_t i = 0; i < lane_size_; ++i) {
       const Entry& e = lane_[(lane_head_ + i) & lane_mask_];
-      if (live(e)) keep.push_back(e);
+      if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
     }
-    lane_head_ = lane_size_ = 0;
-    for (const Entry& e : keep) lane_push(e.t, e.seq, e.idx);
+    lane_size_ = kept;
     std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
     for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
   }
@@ -243,7 +243,7 @@ class FqScheduler::Impl {
   }
 
   void release_flow(Flow* f) {
-    if (f->has_ooo) ooo_.erase(idx(f));
+    if (f->has_ooo) ooo_.release(idx(f));
     f->has_ooo = false;
     f->state = kFree;
     f->next = free_;
@@ -382,7 +382,7 @@ class FqScheduler::Impl {
   }
 
   UFQ_COLD void link_ooo(Flow* f, Packet& pkt) {
-    ooo_[idx(f)].insert(pkt);
+    ooo_.acquire(idx(f)).insert(pkt);
     f->has_ooo = true;
   }
 
@@ -555,7 +555,7 @@ class FqScheduler::Impl {
     return peek_ooo(f, head);
   }
   UFQ_COLD Packet* peek_ooo(Flow* f, Packet* head) {
-    detail::PacketTree& t = ooo_.find(idx(f))->second;
+    detail::PacketTree& t = ooo_.get(idx(f));
     Packet* first = &*t.begin();
     if (!head || first->time_to_send_ < head->time_to_send_) return first;
     return head;
@@ -574,10 +574,10 @@ class FqScheduler::Impl {
     p->next_ = nullptr;
   }
   UFQ_COLD void unlink_ooo(Flow* f, Packet* p) {
-    auto it = ooo_.find(idx(f));
-    it->second.erase(it->second.iterator_to(*p));
-    if (it->second.empty()) {
-      ooo_.erase(it);
+    detail::PacketTree& t = ooo_.get(idx(f));
+    t.erase(t.iterator_to(*p));
+    if (t.empty()) {
+      ooo_.release(idx(f));
       f->has_ooo = false;
     }
   }
@@ -952,7 +952,7 @@ class FqScheduler::Impl {
   }
 
   std::size_t memory_bytes() const {
-    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes();
+    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes() + ooo_.bytes();
   }
 
   // now / tick_ns_, with the division only when `now` leaves the cached tick
@@ -977,7 +977,7 @@ class FqScheduler::Impl {
   std::uint32_t flow_slots_ = 0;  // flows_.size(), without a division by sizeof(Flow)
   std::uint32_t free_ = kNil;
   detail::FlowTable table_;
-  std::unordered_map<std::uint32_t, detail::PacketTree> ooo_;
+  detail::OutOfOrderTrees ooo_;
   std::array<Band, kBands> bands_{};
   unsigned band_nr_ = 0;
   Flow internal_;

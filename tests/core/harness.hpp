@@ -1,5 +1,6 @@
-// Shared helpers for the scheduler-core tests: a packet pool, owner factories,
-// enqueue/drain helpers, flow inspection and the counter invariants.
+// Shared helpers for the scheduler-core tests: the list of scheduler
+// implementations the scenario tests run against, a packet pool, owner
+// factories, enqueue/drain helpers, flow inspection and the counter invariants.
 //
 // Numbers in the tests are computed by hand from
 // /work/shared/spec/sch_fq-behavior.md; the section numbers quoted in comments
@@ -15,17 +16,43 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ufq/config.hpp"
 #include "ufq/packet.hpp"
 #include "ufq/reference/scheduler.hpp"
+#include "ufq/scheduler.hpp"
+#include "ufq/scheduler_concept.hpp"
 #include "ufq/stats.hpp"
 #include "ufq/time.hpp"
 #include "ufq/verdict.hpp"
 #include "ufq/watchdog.hpp"
 
+// ---------------------------------------------------------------- implementations
+
+// The scenario tests are typed tests over both implementations, under these
+// names: ctest names end in <Fast> or <Reference> (CMake's test discovery
+// takes the type's name; it cannot parse a typed-test name generator's names).
+// Each is the implementation itself, constructors included, nothing added.
+struct Fast : ufq::FqScheduler {
+  using ufq::FqScheduler::FqScheduler;
+};
+struct Reference : ufq::reference::FqScheduler {
+  using ufq::reference::FqScheduler::FqScheduler;
+};
+
 namespace ufq::test {
+
+using Schedulers = ::testing::Types<Fast, Reference>;
+
+template <class S>
+inline constexpr bool kIsFast = std::is_base_of_v<FqScheduler, S>;
+
+// The fixture of the edge-case scenarios (no state: each test builds its schedulers).
+template <Scheduler S>
+class EdgeCases : public ::testing::Test {};
 
 inline constexpr Time kUs = kNsecPerUsec;
 inline constexpr Time kMs = kNsecPerMsec;
@@ -152,7 +179,8 @@ class PacketPool {
 
 // Enqueue `n` packets built from `s`; returns the verdicts. Refused packets go
 // back to the pool. Accepted packets are appended to `queued` when given.
-inline std::vector<Verdict> enqueue_n(reference::FqScheduler& q, PacketPool& pool, int n, const PktSpec& s,
+template <Scheduler S>
+inline std::vector<Verdict> enqueue_n(S& q, PacketPool& pool, int n, const PktSpec& s,
                                       Time now, std::vector<Packet*>* queued = nullptr) {
   std::vector<Verdict> v;
   for (int i = 0; i < n; ++i) {
@@ -175,7 +203,8 @@ inline std::size_t count_queued(const std::vector<Verdict>& v) {
 }
 
 // Dequeue at `now` until nullptr (or `max` packets).
-inline std::vector<Packet*> drain(reference::FqScheduler& q, Time now,
+template <Scheduler S>
+inline std::vector<Packet*> drain(S& q, Time now,
                                   std::size_t max = std::numeric_limits<std::size_t>::max()) {
   std::vector<Packet*> out;
   while (out.size() < max) {
@@ -192,19 +221,22 @@ inline std::vector<Packet*> drain(reference::FqScheduler& q, Time now,
 // now + 1 ms, and dequeues at `now` (expected: nothing). Empty flows on the
 // lists are then detached (or, in 5.7, moved from new_flows to old_flows
 // and then detached); the sentinel's flow ends up throttled until now + 1 ms.
-inline void settle(reference::FqScheduler& q, PacketPool& pool, FlowOwner& sentinel, Time now) {
+template <Scheduler S>
+inline void settle(S& q, PacketPool& pool, FlowOwner& sentinel, Time now) {
   Packet& p = pool.make({.len = 64, .owner = &sentinel, .tstamp = now + kSettleDelay});
   ASSERT_EQ(q.enqueue(p, now), Verdict::queued);
   ASSERT_EQ(q.dequeue(now), nullptr);
 }
 
-inline std::vector<FlowInfo> all_flows(const reference::FqScheduler& q) {
+template <Scheduler S>
+inline std::vector<FlowInfo> all_flows(const S& q) {
   std::vector<FlowInfo> v;
   q.for_each_flow([&](const FlowInfo& f) { v.push_back(f); });
   return v;
 }
 
-inline std::optional<FlowInfo> find_flow(const reference::FqScheduler& q, std::uint64_t key) {
+template <Scheduler S>
+inline std::optional<FlowInfo> find_flow(const S& q, std::uint64_t key) {
   std::optional<FlowInfo> r;
   q.for_each_flow([&](const FlowInfo& f) {
     if (f.key == key) r = f;
@@ -213,7 +245,8 @@ inline std::optional<FlowInfo> find_flow(const reference::FqScheduler& q, std::u
 }
 
 // Earliest time_next_packet among throttled flows (kNever when none).
-inline Time earliest_throttled(const reference::FqScheduler& q) {
+template <Scheduler S>
+inline Time earliest_throttled(const S& q) {
   Time t = kNever;
   q.for_each_flow([&](const FlowInfo& f) {
     if (f.state == FlowState::throttled && f.time_next_packet < t) t = f.time_next_packet;
@@ -223,7 +256,8 @@ inline Time earliest_throttled(const reference::FqScheduler& q) {
 
 // The counter invariants of edge case 45 and ufq's own accounting identity.
 // `expected_backlog` (bytes held, as the caller tracks them) is checked when given.
-inline void expect_consistent(const reference::FqScheduler& q, Time now,
+template <Scheduler S>
+inline void expect_consistent(const S& q, Time now,
                               std::optional<std::uint64_t> expected_backlog = std::nullopt) {
   const FqStats st = q.stats(now);
   EXPECT_EQ(st.offered, st.dequeued + st.drops + st.purged + st.qlen) << "offered identity";

@@ -5,16 +5,18 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E29 (5.7): priority 7 (TC_PRIO_CONTROL) goes to the internal queue: served
 // before all flows, not paced, not limited by flow_limit, highprio +1 each.
 // Owner at 50 000 B/s (low-rate pacing), flow_limit 2: 2 priority-0 packets
 // fill the flow (a third is dropped); 3 priority-7 packets are queued anyway and
 // leave first, back to back, without touching the flow's pacing state; then p1,
 // then the flow is paced.
-TEST(EdgeCases, E29_Priority7_S) {
+TYPED_TEST(EdgeCases, E29_Priority7_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.flow_limit = 2;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner o = rated_owner(1, 50000);
   std::vector<Packet*> normal, control;
@@ -44,10 +46,10 @@ TEST(EdgeCases, E29_Priority7_S) {
 
 // E29 (latest): priority 7 maps to band 0 of the default priomap and is handled
 // like any packet of its flow: counted by flow_limit, paced, highprio 0.
-TEST(EdgeCases, E29_Priority7_L) {
+TYPED_TEST(EdgeCases, E29_Priority7_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.flow_limit = 2;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner o = rated_owner(1, 50000);
   std::vector<Packet*> in;
@@ -58,7 +60,7 @@ TEST(EdgeCases, E29_Priority7_L) {
   EXPECT_EQ(st.highprio_packets, 0U);
   EXPECT_EQ(q.internal_qlen(), 0U);
 
-  reference::FqScheduler q2(make_cfg(Compat::latest));
+  TypeParam q2(make_cfg(Compat::latest));
   std::vector<Packet*> c;
   enqueue_n(q2, pool, 3, {.len = 1514, .owner = &o, .priority = 7}, kT0, &c);
   st = q2.stats(kT0);
@@ -71,7 +73,8 @@ TEST(EdgeCases, E29_Priority7_L) {
 
 // Run `n` dequeues at one instant with two flows kept backlogged (each refilled
 // to 20 packets of 1514 B), return bytes per flow.
-std::pair<std::uint64_t, std::uint64_t> saturate(reference::FqScheduler& q, std::uint8_t prio_a,
+template <Scheduler S>
+std::pair<std::uint64_t, std::uint64_t> saturate(S& q, std::uint8_t prio_a,
                                                  std::uint8_t prio_b, int n) {
   PacketPool pool;
   FlowOwner a = slow_owner(1), b = slow_owner(2);
@@ -99,19 +102,19 @@ std::pair<std::uint64_t, std::uint64_t> saturate(reference::FqScheduler& q, std:
 // the share can be off by at most about one weight + one packet per band at
 // the point where the run stops: over 100 000 packets (~230 resp. ~190 cycles)
 // that is < 1 %; tolerance 2 %. 5.7 has no bands: plain DRR, 1 : 1.
-TEST(EdgeCases, E30_WrrShares) {
+TYPED_TEST(EdgeCases, E30_WrrShares) {
   {
-    reference::FqScheduler q(make_cfg(Compat::latest));
+    TypeParam q(make_cfg(Compat::latest));
     const auto [a, b] = saturate(q, 6, 1, 100000);
     EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(b), 9.0, 9.0 * 0.02);
   }
   {
-    reference::FqScheduler q(make_cfg(Compat::latest));
+    TypeParam q(make_cfg(Compat::latest));
     const auto [a, b] = saturate(q, 6, 0, 100000);
     EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(b), 3.0, 3.0 * 0.02);
   }
   {
-    reference::FqScheduler q(make_cfg(Compat::linux_5_7));
+    TypeParam q(make_cfg(Compat::linux_5_7));
     const auto [a, b] = saturate(q, 6, 1, 20000);
     EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(b), 1.0, 0.01);
   }
@@ -124,8 +127,8 @@ TEST(EdgeCases, E30_WrrShares) {
 // A (priority 6, band 0) then B (priority 1, band 2): both on band 0's new list
 // -> A then B. (Had B been linked on band 2's list, band 2 would be examined
 // before band 0 and B would leave first.)
-TEST(EdgeCases, E31_FirstBandServed_L) {
-  reference::FqScheduler q(make_cfg(Compat::latest));
+TYPED_TEST(EdgeCases, E31_FirstBandServed_L) {
+  TypeParam q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner a = slow_owner(1), b = slow_owner(2);
   std::vector<Packet*> in;
@@ -153,8 +156,8 @@ TEST(EdgeCases, E31_FirstBandServed_L) {
 // Now X gets a band-2 packet: it must go to band 0's new list (X's previous
 // band). Band 2 still has credit, so call 13 serves band 2: Y. (On band 2's new
 // list X would come first.)
-TEST(EdgeCases, E31_RelinkOnPreviousBand_L) {
-  reference::FqScheduler q(make_cfg(Compat::latest));
+TYPED_TEST(EdgeCases, E31_RelinkOnPreviousBand_L) {
+  TypeParam q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner x = slow_owner(1), y = slow_owner(2);
   enqueue_n(q, pool, 30, {.len = 1514, .owner = &y, .priority = 1}, kT0);
@@ -187,10 +190,10 @@ TEST(EdgeCases, E31_RelinkOnPreviousBand_L) {
 // three refills that leave it <= 0 (-32458, -16074, then +310): such refills do
 // not count towards the "three empty bands" stop, so dequeue must never return
 // nothing while band 2 has eligible packets.
-TEST(EdgeCases, E32_SmallWeightNoStall_L) {
+TYPED_TEST(EdgeCases, E32_SmallWeightNoStall_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.weights = {589824, 196608, 16384};
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner o = slow_owner(1);
   std::vector<Packet*> in;

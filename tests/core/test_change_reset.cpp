@@ -7,8 +7,15 @@
 namespace ufq::test {
 namespace {
 
+template <Scheduler S>
+class ChangeReset : public ::testing::Test {};
+
+TYPED_TEST_SUITE(ChangeReset, Schedulers);
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // Queue the same 10 unstamped packets (4 owners, mixed sizes) into a scheduler.
-void fill_ten(reference::FqScheduler& q, PacketPool& pool, std::deque<FlowOwner>& owners, Time now,
+template <Scheduler S>
+void fill_ten(S& q, PacketPool& pool, std::deque<FlowOwner>& owners, Time now,
               Time tstamp = 0) {
   for (std::uint64_t i = 1; i <= 4; ++i) owners.push_back(slow_owner(i));
   for (std::uint32_t i = 0; i < 10; ++i) {
@@ -20,10 +27,10 @@ void fill_ten(reference::FqScheduler& q, PacketPool& pool, std::deque<FlowOwner>
 // E38: 10 queued, change limit 1 -> the packets dequeue() would send are removed
 // until qlen is 1; they are counted as sent (root qdisc: no drop anywhere) and
 // in `trimmed`. The order is checked against a twin scheduler that dequeues.
-TEST(EdgeCases, E38_LowerLimitTrimsInDequeueOrder) {
+TYPED_TEST(EdgeCases, E38_LowerLimitTrimsInDequeueOrder) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c)), twin(make_cfg(c));
+    TypeParam q(make_cfg(c)), twin(make_cfg(c));
     PacketPool pool, twin_pool;
     std::deque<FlowOwner> owners, twin_owners;
     fill_ten(q, pool, owners, kT0);
@@ -55,10 +62,10 @@ TEST(EdgeCases, E38_LowerLimitTrimsInDequeueOrder) {
 
 // E38: throttled packets cannot be removed: trimming stops when dequeue returns
 // nothing, leaving qlen > limit. 5 eligible + 5 stamped +1 s -> 5 trimmed.
-TEST(EdgeCases, E38_TrimStopsAtThrottled) {
+TYPED_TEST(EdgeCases, E38_TrimStopsAtThrottled) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     enqueue_n(q, pool, 5, {.len = 500, .owner = &a}, kT0);
@@ -88,10 +95,10 @@ TEST(EdgeCases, E38_TrimStopsAtThrottled) {
 // ufq's change() is all or nothing (the kernel would apply limit 500 and still
 // fail, §1.1): {limit 500, quantum 0} throws ConfigError and leaves the
 // configuration and the queue as they were.
-TEST(ChangeReset, InvalidChangeChangesNothing) {
+TYPED_TEST(ChangeReset, InvalidChangeChangesNothing) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1);
     enqueue_n(q, pool, 3, {.len = 500, .owner = &a}, kT0);
@@ -107,8 +114,8 @@ TEST(ChangeReset, InvalidChangeChangesNothing) {
 
 // The surroundings cannot change through change(): compat, hz and max_flows
 // are refused (ConfigError) and nothing is applied.
-TEST(ChangeReset, SurroundingsCannotChange) {
-  reference::FqScheduler q(make_cfg(Compat::latest));
+TYPED_TEST(ChangeReset, SurroundingsCannotChange) {
+  TypeParam q(make_cfg(Compat::latest));
   FqConfig c = make_cfg(Compat::linux_5_7);
   c.limit = 5;
   EXPECT_THROW(q.change(c, kT0), ConfigError);
@@ -125,10 +132,10 @@ TEST(ChangeReset, SurroundingsCannotChange) {
 
 // §6 resize: changing buckets_log moves every flow, keeping credits, lists and
 // throttle state; GC candidates (idle > 3 s) are freed and counted.
-TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
+TYPED_TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     std::deque<FlowOwner> idle;
     for (std::uint64_t i = 1; i <= 5; ++i) {
@@ -180,10 +187,10 @@ TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
 // finds a packet (an empty qdisc returns before reading the clock) takes one
 // EWMA sample against the stale value: 1 s - 100 us = 999 900 000 ns ->
 // ewma = 0 - 0 + 999900000/8 = 124 987 500.
-TEST(EdgeCases, E43_ResetLeavesStaleNextFlowTime) {
+TYPED_TEST(EdgeCases, E43_ResetLeavesStaleNextFlowTime) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     enqueue_n(q, pool, 2, {.len = 700, .owner = &b}, kT0);
@@ -228,10 +235,10 @@ TEST(EdgeCases, E43_ResetLeavesStaleNextFlowTime) {
 
 // reset() also hands back internal-queue packets (5.7 priority 7, latest fast
 // path) and leaves the scheduler usable.
-TEST(ChangeReset, ResetPurgesInternalQueue) {
+TYPED_TEST(ChangeReset, ResetPurgesInternalQueue) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner u = connected_owner(1);
     enqueue_n(q, pool, 3, {.len = 100, .owner = &u, .priority = 7}, kT0);

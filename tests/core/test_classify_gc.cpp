@@ -5,6 +5,8 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E25: the same owner key with a different hash generation (socket memory
 // reused) resets the flow: credit = initial_quantum (15140), time_next_packet 0,
 // out of the throttled set onto old_flows (throttled_flows--, the cached
@@ -12,10 +14,10 @@ namespace {
 // Setup: owner 7 gen 1 at 50 000 B/s: p1 leaves, the flow is throttled until
 // T + 30.28 ms with credit 0 + 3028. A new packet from gen 1 changes nothing;
 // one from gen 2 at T + 1 ms resets the flow, so p2 leaves at T + 1 ms.
-TEST(EdgeCases, E25_SocketReuse) {
+TYPED_TEST(EdgeCases, E25_SocketReuse) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner gen1 = rated_owner(7, 50000);
     gen1.hash_generation = 1;
@@ -60,12 +62,12 @@ TEST(EdgeCases, E25_SocketReuse) {
 // (9 & 1023) << 1 | 1 = 19. A connected owner with the same rate sends one.
 // maxrate 4e9 B/s (not unlimited) keeps latest off the fast path and adds no
 // gap while the credit is positive.
-TEST(EdgeCases, E26_OrphansNotPaced) {
+TYPED_TEST(EdgeCases, E26_OrphansNotPaced) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 4'000'000'000ULL;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner listener = kind_owner(3, FlowOwner::Kind::listener, 50000, true);
     FlowOwner conn = rated_owner(4, 50000);
@@ -87,13 +89,13 @@ TEST(EdgeCases, E26_OrphansNotPaced) {
 }
 
 // E26: orphan_mask 0 puts all hashed traffic (owner-less here) in one flow, key 1.
-TEST(EdgeCases, E26_OrphanMaskZero) {
+TYPED_TEST(EdgeCases, E26_OrphanMaskZero) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.orphan_mask = 0;
     cfg.maxrate = 4'000'000'000ULL;  // latest: keep them off the fast path
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     for (std::uint32_t h : {1U, 2U, 3U, 0xDEADBEEFU})
       enqueue_n(q, pool, 1, {.len = 100, .hash = h}, kT0);
@@ -109,7 +111,7 @@ TEST(EdgeCases, E26_OrphanMaskZero) {
 // 1030 & 1023 = 6 -> key 13. Owner-less, listener and unconnected are hashed
 // in both versions; TIME_WAIT is hashed (orphaned) in latest (6.13+) but keyed
 // by the owner (id 5 -> key 10) in 5.7; connected is keyed by the owner.
-TEST(EdgeCases, E26_ClassificationKeys) {
+TYPED_TEST(EdgeCases, E26_ClassificationKeys) {
   using K = FlowOwner::Kind;
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
@@ -124,7 +126,7 @@ TEST(EdgeCases, E26_ClassificationKeys) {
         {K::time_wait, 10, 13}, {K::connected, 10, 10},
     };
     for (const Case& k : cases) {
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       FlowOwner o = kind_owner(5, k.kind.value_or(K::connected), kUnlimitedRate, true);
       enqueue_n(q, pool, 1, {.len = 100, .owner = k.kind ? &o : nullptr, .hash = 1030}, kT0);
@@ -147,9 +149,9 @@ TEST(EdgeCases, E26_ClassificationKeys) {
 //  * from then on, each enqueue of a new flow that sees flows >= 2048 and
 //    inactive > flows/2 frees exactly 8 of the 2046 idle flows (the oldest),
 //    and one that does not frees none.
-TEST(EdgeCases, E44_GcTrigger_S) {
+TYPED_TEST(EdgeCases, E44_GcTrigger_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner sentinel = connected_owner(kSentinelId);
   std::deque<FlowOwner> owners;
@@ -195,10 +197,10 @@ TEST(EdgeCases, E44_GcTrigger_S) {
 // E44 (5.7): the cap of 8 per enqueue. buckets_log 1 (2 buckets, GC from 4
 // flows on), 1000 flows idle for 4 s, all candidates: every enqueue of a new
 // flow frees exactly 8 (the kernel: at most 8 of those on its search path).
-TEST(EdgeCases, E44_GcCap8_S) {
+TYPED_TEST(EdgeCases, E44_GcCap8_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.buckets_log = 1;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   std::deque<FlowOwner> owners;
   for (std::uint64_t i = 1; i <= 1000; ++i) owners.push_back(slow_owner(i * 7919));
@@ -226,10 +228,10 @@ TEST(EdgeCases, E44_GcCap8_S) {
 // E44 (5.7): more flows than 2 x buckets, but not more than half detached -> no
 // GC. buckets_log 1 (threshold 4 flows): 4 idle flows + 6 flows holding
 // (throttled) packets; 20 new flows 5 s later: inactive stays 4 <= flows/2.
-TEST(EdgeCases, E44_NoGcWhenMostlyActive_S) {
+TYPED_TEST(EdgeCases, E44_NoGcWhenMostlyActive_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.buckets_log = 1;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   std::deque<FlowOwner> owners;
   for (std::uint64_t i = 1; i <= 30; ++i) owners.push_back(slow_owner(i));
@@ -251,12 +253,12 @@ TEST(EdgeCases, E44_NoGcWhenMostlyActive_S) {
 // of 8); ufq frees the oldest idle flows, at most 64 per enqueue. 1000 flows
 // idle for 4 s: the first 15 new flows free 64 each, the 16th the remaining
 // 40. Flows idle for only 2 s are never collected.
-TEST(EdgeCases, E44_GcEveryEnqueue_L) {
+TYPED_TEST(EdgeCases, E44_GcEveryEnqueue_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.buckets_log = 1;
   for (const Time idle : {2 * kSec, 4 * kSec}) {
     SCOPED_TRACE(idle);
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     std::deque<FlowOwner> owners;
     for (std::uint64_t i = 1; i <= 1000; ++i) owners.push_back(slow_owner(i * 7919));
@@ -293,12 +295,12 @@ TEST(EdgeCases, E44_GcEveryEnqueue_L) {
 // > 3 s and is freed first; at kT0 + 5.5 s an enqueue to b frees c but not b
 // (the flow looked up is never freed, as in the kernel where the search stops
 // at it), and b keeps its state.
-TEST(EdgeCases, E44_GcOldestFirstNeverTheLookedUp) {
+TYPED_TEST(EdgeCases, E44_GcOldestFirstNeverTheLookedUp) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.buckets_log = 1;  // 5.7 collects from 4 flows on
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2), cc = slow_owner(3);
     FlowOwner s1 = connected_owner(kSentinelId), s2 = connected_owner(kSentinelId + 1);

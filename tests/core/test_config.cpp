@@ -16,9 +16,11 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E33: quantum must be 1 .. 1048576; 0 and 1048577 are refused ("invalid
 // quantum") by the constructor, validate() and change().
-TEST(EdgeCases, E33_InvalidQuantum) {
+TYPED_TEST(EdgeCases, E33_InvalidQuantum) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     for (const std::uint32_t bad : {0U, 1048577U}) {
@@ -27,10 +29,10 @@ TEST(EdgeCases, E33_InvalidQuantum) {
       const auto err = validate(cfg);
       ASSERT_TRUE(err.has_value()) << bad;
       EXPECT_EQ(err->field(), "quantum");
-      EXPECT_THROW(reference::FqScheduler{cfg}, ConfigError);
+      EXPECT_THROW(TypeParam{cfg}, ConfigError);
       // On change, together with a valid attribute: ufq applies nothing (the
       // kernel would have applied limit 500 and still returned EINVAL).
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       cfg.limit = 500;
       EXPECT_THROW(q.change(cfg, kT0), ConfigError);
       EXPECT_EQ(q.config().limit, 10000U);
@@ -40,8 +42,8 @@ TEST(EdgeCases, E33_InvalidQuantum) {
       FqConfig cfg = make_cfg(c);
       cfg.quantum = good;
       EXPECT_FALSE(validate(cfg).has_value()) << good;
-      EXPECT_NO_THROW(reference::FqScheduler{cfg});
-      reference::FqScheduler q(make_cfg(c));
+      EXPECT_NO_THROW(TypeParam{cfg});
+      TypeParam q(make_cfg(c));
       EXPECT_NO_THROW(q.change(cfg, kT0));
       EXPECT_EQ(q.config().quantum, good);
     }
@@ -54,14 +56,14 @@ TEST(EdgeCases, E33_InvalidQuantum) {
 // then needs k quanta with -2^31 + k*3028 > 0: k = floor(2^31/3028) + 1 =
 // 709209 (709208*3028 = 2147481824 leaves -1824); -2147483648 + 709209*3028 =
 // 1204; after the 1514-byte packet: 1204 - 1514 = -310.
-TEST(EdgeCases, E34_InitialQuantumOverflow) {
+TYPED_TEST(EdgeCases, E34_InitialQuantumOverflow) {
   {
     FqConfig cfg = make_cfg(Compat::latest);
     cfg.initial_quantum = 0x80000000U;
     const auto err = validate(cfg);
     ASSERT_TRUE(err.has_value());
     EXPECT_EQ(err->field(), "initial_quantum");
-    EXPECT_THROW(reference::FqScheduler{cfg}, ConfigError);
+    EXPECT_THROW(TypeParam{cfg}, ConfigError);
     cfg.initial_quantum = 0x7FFFFFFFU;
     EXPECT_FALSE(validate(cfg).has_value());
   }
@@ -69,7 +71,7 @@ TEST(EdgeCases, E34_InitialQuantumOverflow) {
     FqConfig cfg = make_cfg(Compat::linux_5_7);
     cfg.initial_quantum = 0x80000000U;
     EXPECT_FALSE(validate(cfg).has_value());
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = slow_owner(1);
     Packet& p = pool.make({.len = 1514, .owner = &o});
@@ -83,7 +85,7 @@ TEST(EdgeCases, E34_InitialQuantumOverflow) {
 // E35: buckets_log must be 1 .. 18. tc turns `buckets 1000` into log 10 (bit
 // length of 999) -> 1024 buckets; `buckets 1` -> log 0 -> EINVAL; `buckets
 // 262145` -> log 19 -> EINVAL. (The rounding itself is tc's; here only the log.)
-TEST(EdgeCases, E35_Buckets) {
+TYPED_TEST(EdgeCases, E35_Buckets) {
   EXPECT_EQ(std::bit_width(999U), 10);
   FqConfig c10;
   c10.buckets_log = static_cast<std::uint8_t>(std::bit_width(999U));
@@ -97,13 +99,13 @@ TEST(EdgeCases, E35_Buckets) {
       const auto err = validate(cfg);
       ASSERT_TRUE(err.has_value()) << int{log};
       EXPECT_EQ(err->field(), "buckets_log");
-      EXPECT_THROW(reference::FqScheduler{cfg}, ConfigError);
+      EXPECT_THROW(TypeParam{cfg}, ConfigError);
     }
     for (const std::uint8_t log : {std::uint8_t{1}, std::uint8_t{18}}) {
       FqConfig cfg = make_cfg(c);
       cfg.buckets_log = log;
       EXPECT_FALSE(validate(cfg).has_value()) << int{log};
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       EXPECT_EQ(q.config().buckets(), 1U << log);
     }
   }

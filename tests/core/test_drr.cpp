@@ -4,13 +4,17 @@
 namespace ufq::test {
 namespace {
 
-std::int32_t credit_of(const reference::FqScheduler& q, std::uint64_t key) {
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
+template <Scheduler S>
+std::int32_t credit_of(const S& q, std::uint64_t key) {
   const auto f = find_flow(q, key);
   EXPECT_TRUE(f.has_value()) << "no flow with key " << key;
   return f ? f->credit : 0;
 }
 
-FlowState state_of(const reference::FqScheduler& q, std::uint64_t key) {
+template <Scheduler S>
+FlowState state_of(const S& q, std::uint64_t key) {
   const auto f = find_flow(q, key);
   EXPECT_TRUE(f.has_value()) << "no flow with key " << key;
   return f ? f->state : FlowState::detached;
@@ -26,10 +30,10 @@ FlowState state_of(const reference::FqScheduler& q, std::uint64_t key) {
 // sent in between). Either way: detached, credit kept.
 // (Owners carry kHugeRate so that `latest` does not fast-path them; the gap
 // would be 0 anyway and the credit stays positive, so no pacing update.)
-TEST(EdgeCases, E01_NewFlowBurstCredit) {
+TYPED_TEST(EdgeCases, E01_NewFlowBurstCredit) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1);
     std::vector<Packet*> in;
@@ -79,10 +83,10 @@ TEST(EdgeCases, E01_NewFlowBurstCredit) {
 //   dequeue: A empty at the head of new_flows -> old_flows [B, A]; B sends B11.
 // latest: B and A are linked on band 0's new list (new flows), moved to band 1's
 // old list (priority 0 -> band 1); same order.
-TEST(EdgeCases, E01_EmptyNewFlowJoinsOldFlows) {
+TYPED_TEST(EdgeCases, E01_EmptyNewFlowJoinsOldFlows) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     std::vector<Packet*> bin, ain;
@@ -120,10 +124,10 @@ TEST(EdgeCases, E01_EmptyNewFlowJoinsOldFlows) {
 // After A's 3 packets, B (a new flow) gets one packet; the next dequeue finds A
 // empty first and then sends B's packet. 5.7: A detached. latest: A sits on the
 // old list (of its band 1), not reached again in this call.
-TEST(EdgeCases, E01_EmptyNewFlowOldListFirst) {
+TYPED_TEST(EdgeCases, E01_EmptyNewFlowOldListFirst) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = slow_owner(1), b = slow_owner(2);
     enqueue_n(q, pool, 3, {.len = 1514, .owner = &a}, kT0);
@@ -142,12 +146,12 @@ TEST(EdgeCases, E01_EmptyNewFlowOldListFirst) {
 // packet the flow needs 21 quantum additions: -62198 + 21*3028 = 1390 > 0 (20
 // would leave -1638). After the next 1514-byte packet: 1390 - 1514 = -124,
 // which pins the number of additions to exactly 21.
-TEST(EdgeCases, E02_DeficitLargeGso) {
+TYPED_TEST(EdgeCases, E02_DeficitLargeGso) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.initial_quantum = 3028;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner a = slow_owner(1);
     std::vector<Packet*> in;
@@ -174,7 +178,8 @@ TEST(EdgeCases, E02_DeficitLargeGso) {
 // Detach flow `o` with a given credit: initial_quantum = credit + 1514, one
 // packet, dequeue it, then settle() so that a dequeue finds the flow empty and
 // detaches it at kT0 = jiffy 2500 (age = 2500|1 = 2501).
-void detach_with_credit(reference::FqScheduler& q, PacketPool& pool, FlowOwner& o, FlowOwner& sentinel) {
+template <Scheduler S>
+void detach_with_credit(S& q, PacketPool& pool, FlowOwner& o, FlowOwner& sentinel) {
   std::vector<Packet*> in;
   enqueue_n(q, pool, 1, {.len = 1514, .owner = &o}, kT0, &in);
   ASSERT_EQ(in.size(), 1U);
@@ -187,14 +192,14 @@ void detach_with_credit(reference::FqScheduler& q, PacketPool& pool, FlowOwner& 
 // refills to quantum 3028; 30 ms later the credit stays 500.
 // Jiffies at HZ 250: detach at jiffy 2500 -> age 2501; refill_delay 40 ms = 10
 // jiffies. +50 ms = jiffy 2512 > 2511 -> refill. +30 ms = jiffy 2507 -> no refill.
-TEST(EdgeCases, E03_RefillAfterIdle) {
+TYPED_TEST(EdgeCases, E03_RefillAfterIdle) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     for (const Time delay : {50 * kMs, 30 * kMs}) {
       SCOPED_TRACE(delay);
       FqConfig cfg = make_cfg(c);
       cfg.initial_quantum = 2014;  // 2014 - 1514 = 500
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       FlowOwner a = slow_owner(1), sentinel = connected_owner(kSentinelId);
       detach_with_credit(q, pool, a, sentinel);
@@ -212,14 +217,14 @@ TEST(EdgeCases, E03_RefillAfterIdle) {
 // E3, at the jiffy boundary (derived from the jiffies model jiffies =
 // floor(now / 4 ms) at HZ 250): refill needs jiffies > age + 10 = 2511.
 // +44 ms -> jiffy 2511 (not after) -> 500; +48 ms -> jiffy 2512 -> 3028.
-TEST(EdgeCases, E03_RefillAfterIdleJiffyBoundary) {
+TYPED_TEST(EdgeCases, E03_RefillAfterIdleJiffyBoundary) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     for (const Time delay : {44 * kMs, 48 * kMs}) {
       SCOPED_TRACE(delay);
       FqConfig cfg = make_cfg(c);
       cfg.initial_quantum = 2014;
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       FlowOwner a = slow_owner(1), sentinel = connected_owner(kSentinelId);
       detach_with_credit(q, pool, a, sentinel);
@@ -231,12 +236,12 @@ TEST(EdgeCases, E03_RefillAfterIdleJiffyBoundary) {
 
 // E4 (positive half): detached with 15140 (> quantum), a packet 1 s later
 // keeps 15140: the refill is max(credit, quantum) only.
-TEST(EdgeCases, E04_RefillKeepsLargeCredit) {
+TYPED_TEST(EdgeCases, E04_RefillKeepsLargeCredit) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.initial_quantum = 15140 + 1514;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner a = slow_owner(1), sentinel = connected_owner(kSentinelId);
     detach_with_credit(q, pool, a, sentinel);
@@ -256,11 +261,11 @@ TEST(EdgeCases, E04_RefillKeepsLargeCredit) {
 // flow limit, leaving a detached flow with credit -1000 (§3.6 then §3.7).
 // 1 s later (flow_limit raised to 100 by change()) a packet keeps -1000.
 // Its dequeue then needs one quantum: -1000 + 3028 = 2028 > 0, sent: 514.
-TEST(EdgeCases, E04_RefillKeepsNegativeCredit_S) {
+TYPED_TEST(EdgeCases, E04_RefillKeepsNegativeCredit_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.initial_quantum = 0xFFFFFC18U;  // (int32)-1000
   cfg.flow_limit = 0;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner a = slow_owner(1);
   Packet& p0 = pool.make({.len = 1514, .owner = &a});

@@ -4,6 +4,8 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E27: connected UDP owner; a stamped now + 20 ms, then b unstamped, with a
 // dequeue after each enqueue.
 // latest: when b arrives the only flow is throttled (flows 1 = inactive 0 +
@@ -11,10 +13,10 @@ namespace {
 // yet -> b takes the fast path and leaves at once; a leaves at 20 ms.
 // 5.7 (derived): b joins a's flow, sorts before it (time_to_send now < 20 ms),
 // but the flow is throttled until 20 ms: both leave at 20 ms, b first.
-TEST(EdgeCases, E27_FastPathReorder) {
+TYPED_TEST(EdgeCases, E27_FastPathReorder) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& a = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 20 * kMs});
@@ -41,7 +43,8 @@ TEST(EdgeCases, E27_FastPathReorder) {
 
 // Throttle flow A (one packet stamped +20 ms) so that the qdisc holds only a
 // throttled flow.
-void throttle_one(reference::FqScheduler& q, PacketPool& pool, FlowOwner& a) {
+template <Scheduler S>
+void throttle_one(S& q, PacketPool& pool, FlowOwner& a) {
   Packet& p = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 20 * kMs});
   ASSERT_EQ(q.enqueue(p, kT0), Verdict::queued);
   ASSERT_EQ(q.dequeue(kT0), nullptr);
@@ -52,8 +55,8 @@ void throttle_one(reference::FqScheduler& q, PacketPool& pool, FlowOwner& a) {
 // fast path; the 9th finds 8 in the internal queue and goes to its flow. Once a
 // flow holds an eligible packet (flows 2 != inactive 0 + throttled 1), the 10th
 // goes to the flow as well.
-TEST(EdgeCases, E28_FastPathLimit_L) {
-  reference::FqScheduler q(make_cfg(Compat::latest));
+TYPED_TEST(EdgeCases, E28_FastPathLimit_L) {
+  TypeParam q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner a = connected_owner(1), b = connected_owner(2);
   throttle_one(q, pool, a);
@@ -70,12 +73,12 @@ TEST(EdgeCases, E28_FastPathLimit_L) {
 }
 
 // E28 (latest): any maxrate -> fastpath stays 0, even on an empty qdisc.
-TEST(EdgeCases, E28_MaxrateDisablesFastPath_L) {
+TYPED_TEST(EdgeCases, E28_MaxrateDisablesFastPath_L) {
   for (const Rate maxrate : {Rate{4'000'000'000ULL}, Rate{125000}, Rate{0}}) {
     SCOPED_TRACE(maxrate);
     FqConfig cfg = make_cfg(Compat::latest);
     cfg.maxrate = maxrate;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner u = connected_owner(1), t = tcp_owner(2);
     enqueue_n(q, pool, 3, {.len = 100, .owner = &u}, kT0);
@@ -95,7 +98,7 @@ TEST(EdgeCases, E28_MaxrateDisablesFastPath_L) {
 //  * a throttled flow already due (time_next_delayed_flow <= now, "Tx behind
 //    now") -> not;
 //  * 5.7 never uses it.
-TEST(EdgeCases, E28_FastPathConditions) {
+TYPED_TEST(EdgeCases, E28_FastPathConditions) {
   struct Case {
     const char* name;
     FlowOwner owner;
@@ -118,7 +121,7 @@ TEST(EdgeCases, E28_FastPathConditions) {
     for (Compat c : kBothCompat) {
       SCOPED_TRACE(k.name);
       SCOPED_TRACE(compat_name(c));
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       PacketPool pool;
       FlowOwner o = k.owner;
       Packet& p = pool.make({.len = 100, .owner = k.has_owner ? &o : nullptr, .tstamp = k.tstamp});
@@ -131,7 +134,7 @@ TEST(EdgeCases, E28_FastPathConditions) {
   // A flow holding an eligible packet (flows 1 != inactive 0 + throttled 0):
   // no fast path, even with an empty internal queue.
   {
-    reference::FqScheduler q(make_cfg(Compat::latest));
+    TypeParam q(make_cfg(Compat::latest));
     PacketPool pool;
     FlowOwner s = slow_owner(1), u = connected_owner(2);
     enqueue_n(q, pool, 1, {.len = 100, .owner = &s}, kT0);
@@ -141,7 +144,7 @@ TEST(EdgeCases, E28_FastPathConditions) {
   }
   // Tx behind now: A is throttled until 20 ms; at 25 ms (no dequeue since) a
   // fast-path-eligible packet must go to its flow.
-  reference::FqScheduler q(make_cfg(Compat::latest));
+  TypeParam q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner a = connected_owner(1), b = connected_owner(2);
   throttle_one(q, pool, a);

@@ -4,12 +4,14 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E5: the 101st packet for a flow holding 100 (default flow_limit) is dropped:
 // flows_plimit 1, drops 1.
-TEST(EdgeCases, E05_FlowLimit) {
+TYPED_TEST(EdgeCases, E05_FlowLimit) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = slow_owner(1);
     const auto v = enqueue_n(q, pool, 100, {.len = 1514, .owner = &o}, kT0);
@@ -37,10 +39,10 @@ TEST(EdgeCases, E05_FlowLimit) {
 // E6 (5.7): limit 10 counts every queued packet, the priority-7 internal queue
 // included. 5 priority-7 packets + 5 packets of 5 flows fill it; the 11th (a
 // sixth flow) is dropped with the generic drop counter only.
-TEST(EdgeCases, E06_GlobalLimit_S) {
+TYPED_TEST(EdgeCases, E06_GlobalLimit_S) {
   FqConfig cfg = make_cfg(Compat::linux_5_7);
   cfg.limit = 10;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   std::vector<FlowOwner> owners;
   for (std::uint64_t i = 1; i <= 7; ++i) owners.push_back(connected_owner(i));
@@ -70,10 +72,10 @@ TEST(EdgeCases, E06_GlobalLimit_S) {
 //   20 more                                           -> all dropped (30)
 //   20 with priority 7 (band 0)                       -> 10 queued (40 dropped)
 //   after 100 ms: Sent 20 pkt (dropped 40)
-TEST(EdgeCases, E07_PerBandLimit_L) {
+TYPED_TEST(EdgeCases, E07_PerBandLimit_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.limit = 10;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner o = connected_owner(1);
   const Time due = kT0 + 100 * kMs;
@@ -107,10 +109,10 @@ TEST(EdgeCases, E07_PerBandLimit_L) {
 // so the total queue can exceed `limit`. limit 1: an unstamped packet on the
 // empty qdisc takes the fast path; a stamped band-1 packet still fits its
 // band; a second one does not. qlen 2 > limit 1.
-TEST(EdgeCases, E07_FastPathNotCountedInBands_L) {
+TYPED_TEST(EdgeCases, E07_FastPathNotCountedInBands_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.limit = 1;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner u = connected_owner(1), t = tcp_owner(2);
   Packet& fast = pool.make({.len = 100, .owner = &u});

@@ -4,7 +4,10 @@
 namespace ufq::test {
 namespace {
 
-FlowInfo flow_of(const reference::FqScheduler& q, std::uint64_t key) {
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
+template <Scheduler S>
+FlowInfo flow_of(const S& q, std::uint64_t key) {
   const auto f = find_flow(q, key);
   EXPECT_TRUE(f.has_value()) << "no flow with key " << key;
   return f.value_or(FlowInfo{});
@@ -19,13 +22,13 @@ FlowInfo flow_of(const reference::FqScheduler& q, std::uint64_t key) {
 //                            (drift: now - time_next_packet = 0)
 // The unconnected owner is keyed by its packets' hash (§3.3 step 3) but its rate
 // still applies.
-TEST(EdgeCases, E12_LowRatePacing) {
+TYPED_TEST(EdgeCases, E12_LowRatePacing) {
   constexpr Time kGap = 30'280'000;
   for (Compat c : kBothCompat) {
     for (const auto kind : {FlowOwner::Kind::connected, FlowOwner::Kind::unconnected}) {
       SCOPED_TRACE(compat_name(c));
       SCOPED_TRACE(kind == FlowOwner::Kind::connected ? "connected" : "unconnected");
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       PacketPool pool;
       FlowOwner o = kind_owner(5, kind, 50000);
       const std::uint64_t key =
@@ -66,12 +69,12 @@ TEST(EdgeCases, E12_LowRatePacing) {
 // exactly 68 750 B/s gets credit 0 and a per-packet gap (1514e9 / 68750 =
 // 22 021 818 ns); at 68 751 B/s it is quantum-paced (credit 13626 after the
 // first packet, no gap yet).
-TEST(EdgeCases, E12_LowRateThresholdInclusive) {
+TYPED_TEST(EdgeCases, E12_LowRateThresholdInclusive) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     for (const Rate r : {Rate{68750}, Rate{68751}}) {
       SCOPED_TRACE(r);
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       PacketPool pool;
       FlowOwner o = rated_owner(1, r);
       enqueue_n(q, pool, 2, {.len = 1514, .owner = &o}, kT0);
@@ -96,7 +99,7 @@ TEST(EdgeCases, E12_LowRateThresholdInclusive) {
 // is 0 when woken exactly on time, so bursts of 2 every 2.4224 ms.
 // Three ways to get the rate: the owner's rate; min(pacing_rate, max_pacing_rate);
 // maxrate with an unpaced owner.
-TEST(EdgeCases, E13_QuantumPacing) {
+TYPED_TEST(EdgeCases, E13_QuantumPacing) {
   constexpr Time kGap = 2'422'400;
   enum class How { owner, owner_min, maxrate };
   for (Compat c : kBothCompat) {
@@ -110,7 +113,7 @@ TEST(EdgeCases, E13_QuantumPacing) {
         o = connected_owner(1);
         cfg.maxrate = 1'250'000;
       }
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       std::vector<Packet*> in;
       enqueue_n(q, pool, 30, {.len = 1514, .owner = &o}, kT0, &in);
@@ -149,13 +152,13 @@ TEST(EdgeCases, E13_QuantumPacing) {
 // have its credit forced to 0):
 //   1514 B -> 1514e9 / 125000 = 12 112 000 ns;  500 B -> 4 000 000 ns.
 // The credit just decreases: 15140 - 1514 = 13626, - 500 = 13126.
-TEST(EdgeCases, E14_EdtWithMaxrate) {
+TYPED_TEST(EdgeCases, E14_EdtWithMaxrate) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 125000;
     cfg.low_rate_threshold = 200000;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     std::vector<Packet*> in;
@@ -185,12 +188,12 @@ TEST(EdgeCases, E14_EdtWithMaxrate) {
 // E16: maxrate 8 kbit (1000 B/s), unstamped 1514 B: rate <= low_rate_threshold,
 // so credit 0 and plen stays 1514: gap = 1514e9/1000 = 1.514 s > 1 s -> 1 s,
 // pkts_too_long +1.
-TEST(EdgeCases, E16_OneSecondCap) {
+TYPED_TEST(EdgeCases, E16_OneSecondCap) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 1000;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     std::vector<Packet*> in;
@@ -210,12 +213,12 @@ TEST(EdgeCases, E16_OneSecondCap) {
 
 // E16 at the cap: a gap of exactly 1 s (maxrate 1514 B/s, 1514-byte packet:
 // 1514e9 / 1514 = 1e9) is not "too long" (> 1 s is).
-TEST(EdgeCases, E16_ExactlyOneSecondNotCounted) {
+TYPED_TEST(EdgeCases, E16_ExactlyOneSecondNotCounted) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 1514;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     enqueue_n(q, pool, 1, {.len = 1514, .owner = &o}, kT0);
@@ -229,12 +232,12 @@ TEST(EdgeCases, E16_ExactlyOneSecondNotCounted) {
 // capped at 1 s and counted, for unstamped (credit forced 0, since 0 <= the
 // low-rate threshold) and stamped packets (credit untouched) alike. maxrate 0
 // is not "unlimited", so the fast path stays unused in latest.
-TEST(EdgeCases, E16_MaxrateZero) {
+TYPED_TEST(EdgeCases, E16_MaxrateZero) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 0;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner u = connected_owner(1);
     FlowOwner t = tcp_owner(2);
@@ -265,12 +268,12 @@ TEST(EdgeCases, E16_MaxrateZero) {
 //   dequeue(T)          -> p1, next = T + 100 us (first pacing: no drift term)
 //   dequeue(T + 120 us) -> p2, 20 us late: gap = 100 - min(50, 20) = 80 -> next = T + 200 us
 //   dequeue(T + 500 us) -> p3, 300 us late: gap = 100 - min(50, 300) = 50 -> next = T + 550 us
-TEST(EdgeCases, E18_DriftCompensation) {
+TYPED_TEST(EdgeCases, E18_DriftCompensation) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.maxrate = 10'000'000;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     std::vector<Packet*> in;
@@ -291,11 +294,11 @@ TEST(EdgeCases, E18_DriftCompensation) {
 // E18 with quantum pacing (unstamped, 10 Mbit owner as in E13): a release 1 ms
 // late is compensated by min(gap/2, lateness) = min(1 211 200, 1 000 000), so the
 // next due time stays on the original grid: T1 + 1 ms + 2 422 400 - 1 000 000.
-TEST(EdgeCases, E18_DriftCompensationQuantumPacing) {
+TYPED_TEST(EdgeCases, E18_DriftCompensationQuantumPacing) {
   constexpr Time kGap = 2'422'400;
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = rated_owner(1, 1'250'000);
     enqueue_n(q, pool, 20, {.len = 1514, .owner = &o}, kT0, nullptr);

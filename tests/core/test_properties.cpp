@@ -8,6 +8,11 @@
 //  * PacingRate: a flow paced at R achieves R within 0.1 % over 10 s when the
 //    driver wakes at the watchdog's soft expiry, at its hard expiry, or
 //    anywhere in between.
+// Each runs against both implementations (FqScheduler, "Fast" in test names,
+// and reference::FqScheduler, "Reference"). The reference gets shorter
+// RandomOps runs and one wake policy per PacingRate case: the differential
+// test (test_differential.cpp) already proves it decides as the fast one does,
+// and under ASan the full matrix twice would cost minutes.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -40,8 +45,15 @@ T pick(Rng& rng, const std::array<T, N>& a) {
   return a[static_cast<std::size_t>(uniform(rng, 0, N - 1))];
 }
 
+// Value-parameterised tests cannot also be typed: the implementation is then
+// the first parameter.
+enum class Impl { fast, reference };
+const char* impl_name(Impl i) { return i == Impl::fast ? "Fast" : "Reference"; }
+[[maybe_unused]] void PrintTo(Impl i, std::ostream* os) { *os << impl_name(i); }
+
 // ---------------------------------------------------------------- RandomOps
 
+template <Scheduler S>
 class RandomRun {
  public:
   RandomRun(Compat compat, std::uint64_t seed, bool clean, std::uint32_t slack)
@@ -49,7 +61,7 @@ class RandomRun {
     cfg_ = random_config(compat);
     cfg_.timer_slack_ns = slack;
     cfg_.max_flows = chance(rng_, 0.3) ? 16U : 0U;
-    q_ = std::make_unique<reference::FqScheduler>(cfg_);
+    q_ = std::make_unique<S>(cfg_);
     using K = FlowOwner::Kind;
     for (std::uint64_t i = 1; i <= 24; ++i) {
       FlowOwner o;
@@ -326,7 +338,7 @@ class RandomRun {
   Rng rng_;
   bool clean_;
   FqConfig cfg_;
-  std::unique_ptr<reference::FqScheduler> q_;
+  std::unique_ptr<S> q_;
   std::deque<FlowOwner> owners_;
   PacketPool pool_;
   std::vector<Rec> recs_;
@@ -337,24 +349,35 @@ class RandomRun {
   Time now_ = kT0;
 };
 
-// One run per (compat, seed); odd seeds use timer_slack 10 us, even seeds 0.
-// Seeds 1-4: socket reuse and reset in the mix (the cached earliest time may
-// then be stale-early). Seeds 11-14 ("clean"): without them, every armed window
-// must start exactly at the earliest time_next_packet of the throttled flows.
-class RandomOps : public ::testing::TestWithParam<std::tuple<Compat, std::uint64_t>> {};
+// One run per (implementation, compat, seed); odd seeds use timer_slack
+// 10 us, even seeds 0. Seeds 1-4: socket reuse and reset in the mix (the
+// cached earliest time may then be stale-early). Seeds 11-14 ("clean"): without
+// them, every armed window must start exactly at the earliest time_next_packet
+// of the throttled flows. The reference runs a quarter as many steps.
+class RandomOps : public ::testing::TestWithParam<std::tuple<Impl, Compat, std::uint64_t>> {};
+
+template <Scheduler S>
+void random_ops(Compat c, std::uint64_t seed, int steps) {
+  RandomRun<S> run(c, seed, /*clean=*/seed > 10, seed % 2 == 0 ? 0U : 10000U);
+  run.run(steps);
+}
 
 TEST_P(RandomOps, Invariants) {
-  const auto [c, seed] = GetParam();
-  RandomRun run(c, seed, /*clean=*/seed > 10, seed % 2 == 0 ? 0U : 10000U);
-  run.run(12000);
+  const auto [impl, c, seed] = GetParam();
+  if (impl == Impl::fast)
+    random_ops<Fast>(c, seed, 12000);
+  else
+    random_ops<Reference>(c, seed, 3000);
 }
 
 INSTANTIATE_TEST_SUITE_P(Properties, RandomOps,
-                         ::testing::Combine(::testing::ValuesIn(kBothCompat),
+                         ::testing::Combine(::testing::Values(Impl::fast, Impl::reference),
+                                            ::testing::ValuesIn(kBothCompat),
                                             ::testing::Values(1, 2, 3, 4, 11, 12, 13, 14)),
                          [](const auto& p) {
-                           return std::string(compat_name(std::get<0>(p.param))) + "_seed" +
-                                  std::to_string(std::get<1>(p.param));
+                           return std::string(impl_name(std::get<0>(p.param))) + "_" +
+                                  compat_name(std::get<1>(p.param)) + "_seed" +
+                                  std::to_string(std::get<2>(p.param));
                          });
 
 // ---------------------------------------------------------------- Fairness
@@ -363,7 +386,11 @@ INSTANTIATE_TEST_SUITE_P(Properties, RandomOps,
 // high that every gap is 0, which also keeps latest off the fast path). After
 // the warm-up (every flow has used its initial credit), at every step
 // max(bytes) - min(bytes) <= quantum + packet size.
-TEST(Properties, FairnessEqualBytes) {
+template <Scheduler S>
+class Properties : public ::testing::Test {};
+TYPED_TEST_SUITE(Properties, Schedulers);
+
+TYPED_TEST(Properties, FairnessEqualBytes) {
   struct Case {
     std::uint32_t n, len, quantum;
   };
@@ -375,7 +402,7 @@ TEST(Properties, FairnessEqualBytes) {
       SCOPED_TRACE(testing::Message() << "n=" << k.n << " len=" << k.len << " q=" << k.quantum);
       FqConfig cfg = make_cfg(c);
       cfg.quantum = k.quantum;
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       std::deque<FlowOwner> owners;
       std::map<const FlowOwner*, std::uint64_t> bytes;
@@ -438,7 +465,8 @@ struct PacedFlow {
 // packets of 1514 B). The driver only wakes when the watchdog fires, at the
 // time chosen by `wake`, then dequeues until nothing is returned. Each armed
 // window is checked: hard - soft == slack, soft == earliest throttled time.
-void drive(reference::FqScheduler& q, std::deque<FlowOwner>& owners, std::vector<PacedFlow>& flows, Wake wake,
+template <Scheduler S>
+void drive(S& q, std::deque<FlowOwner>& owners, std::vector<PacedFlow>& flows, Wake wake,
            std::uint64_t seed) {
   Rng rng(seed);
   PacketPool pool;
@@ -506,15 +534,16 @@ void expect_rates(const std::vector<PacedFlow>& flows) {
 //  * pacing_rate 8e6 with max_pacing_rate 2e6: the minimum applies;
 //  * pacing_rate 5e6 alone (max unlimited), non-TCP: also paced (and kept off
 //    the latest fast path, per the API's rule for non-TCP owners with a rate).
-// One run per (compat, slack, wake policy).
+// One run per (implementation, compat, slack, wake policy); the reference
+// only with the uniform wake policy.
 class PacingRate
-    : public ::testing::TestWithParam<std::tuple<Compat, std::uint32_t, Wake>> {};
+    : public ::testing::TestWithParam<std::tuple<Impl, Compat, std::uint32_t, Wake>> {};
 
-TEST_P(PacingRate, OwnerRates) {
-  const auto [c, slack, wake] = GetParam();
+template <Scheduler S>
+void owner_rates(Compat c, std::uint32_t slack, Wake wake) {
   FqConfig cfg = make_cfg(c);
   cfg.timer_slack_ns = slack;
-  reference::FqScheduler q(cfg);
+  S q(cfg);
   std::deque<FlowOwner> owners;
   std::vector<PacedFlow> flows;
   std::uint64_t id = 1;
@@ -530,13 +559,21 @@ TEST_P(PacingRate, OwnerRates) {
   expect_rates(flows);
 }
 
+TEST_P(PacingRate, OwnerRates) {
+  const auto [impl, c, slack, wake] = GetParam();
+  if (impl == Impl::fast)
+    owner_rates<Fast>(c, slack, wake);
+  else
+    owner_rates<Reference>(c, slack, wake);
+}
+
 // maxrate 3e6 as the only limit (owner unlimited), and below it an owner at 1e6.
-TEST_P(PacingRate, Maxrate) {
-  const auto [c, slack, wake] = GetParam();
+template <Scheduler S>
+void maxrate(Compat c, std::uint32_t slack, Wake wake) {
   FqConfig cfg = make_cfg(c);
   cfg.timer_slack_ns = slack;
   cfg.maxrate = 3'000'000;
-  reference::FqScheduler q(cfg);
+  S q(cfg);
   std::deque<FlowOwner> owners;
   std::vector<PacedFlow> flows;
   owners.push_back(connected_owner(1));
@@ -547,14 +584,30 @@ TEST_P(PacingRate, Maxrate) {
   expect_rates(flows);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Properties, PacingRate,
-    ::testing::Combine(::testing::ValuesIn(kBothCompat), ::testing::Values(0U, 10000U),
-                       ::testing::Values(Wake::soft, Wake::hard, Wake::uniform)),
-    [](const auto& p) {
-      return std::string(compat_name(std::get<0>(p.param))) + "_slack" +
-             std::to_string(std::get<1>(p.param)) + "_" + wake_name(std::get<2>(p.param));
-    });
+TEST_P(PacingRate, Maxrate) {
+  const auto [impl, c, slack, wake] = GetParam();
+  if (impl == Impl::fast)
+    maxrate<Fast>(c, slack, wake);
+  else
+    maxrate<Reference>(c, slack, wake);
+}
+
+std::string pacing_name(const ::testing::TestParamInfo<PacingRate::ParamType>& p) {
+  return std::string(impl_name(std::get<0>(p.param))) + "_" + compat_name(std::get<1>(p.param)) +
+         "_slack" + std::to_string(std::get<2>(p.param)) + "_" + wake_name(std::get<3>(p.param));
+}
+
+std::vector<PacingRate::ParamType> pacing_cases() {
+  std::vector<PacingRate::ParamType> v;
+  for (const Impl impl : {Impl::fast, Impl::reference})
+    for (const Compat c : kBothCompat)
+      for (const std::uint32_t slack : {0U, 10000U})
+        for (const Wake w : {Wake::soft, Wake::hard, Wake::uniform})
+          if (impl == Impl::fast || w == Wake::uniform) v.emplace_back(impl, c, slack, w);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Properties, PacingRate, ::testing::ValuesIn(pacing_cases()), pacing_name);
 
 }  // namespace
 }  // namespace ufq::test

@@ -6,14 +6,16 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E23: one flow throttled until now + 40 us, slack 10 us -> the stat
 // time_next_delayed_flow = 40 + 10 - 0 = 50 us ("next_packet_delay 50us");
 // 15 us later: 35 us. Nothing throttled -> the stored value is ~0 and the stat
 // is negative (tc omits the field).
-TEST(EdgeCases, E23_NextPacketDelay) {
+TYPED_TEST(EdgeCases, E23_NextPacketDelay) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     EXPECT_LT(q.stats(kT0).time_next_delayed_flow, 0);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
@@ -27,7 +29,7 @@ TEST(EdgeCases, E23_NextPacketDelay) {
 
     FqConfig s0 = make_cfg(c);
     s0.timer_slack_ns = 0;
-    reference::FqScheduler z(s0);
+    TypeParam z(s0);
     Packet& p2 = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 40 * kUs});
     ASSERT_EQ(z.enqueue(p2, kT0), Verdict::queued);
     EXPECT_EQ(z.dequeue(kT0), nullptr);
@@ -41,10 +43,10 @@ TEST(EdgeCases, E23_NextPacketDelay) {
 //   8750; latest (6.13+) skips zero samples: stays 10000.
 //   then 16 us late: from 8750: 8750 - 1093 + 2000 = 9657 (5.7);
 //                    from 10000: 10000 - 1250 + 2000 = 10750 (latest).
-TEST(EdgeCases, E24_LatencyEwma) {
+TYPED_TEST(EdgeCases, E24_LatencyEwma) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     std::vector<Packet*> in;
@@ -70,13 +72,13 @@ TEST(EdgeCases, E24_LatencyEwma) {
 // priority 7 / latest fast path), several bands, throttled flows, flow-limit,
 // horizon and band-limit drops, change() trimming and reset(); checked after
 // every operation.
-TEST(EdgeCases, E45_CountersReconcile) {
+TYPED_TEST(EdgeCases, E45_CountersReconcile) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.flow_limit = 5;
     cfg.limit = 12;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     std::set<Packet*> held;
     std::uint64_t backlog = 0;

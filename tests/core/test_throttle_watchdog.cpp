@@ -5,13 +5,15 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E19: flows throttled in the order A (due 100 us), B (100 us), C (90 us) are
 // released in order C, A, B (ascending time, ties in throttle order), appended
 // to old_flows in that order, and therefore sent C, A, B.
-TEST(EdgeCases, E19_ThrottledReleaseOrder) {
+TYPED_TEST(EdgeCases, E19_ThrottledReleaseOrder) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = connected_owner(1), b = connected_owner(2), cc = connected_owner(3);
     Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 100 * kUs});
@@ -49,7 +51,8 @@ struct DriverRun {
 
 // A driver that only wakes when the watchdog fires, at its hard expiry (what an
 // otherwise idle CPU does), and then dequeues until nothing is returned.
-DriverRun run_at_hard_expiry(reference::FqScheduler& q) {
+template <Scheduler S>
+DriverRun run_at_hard_expiry(S& q) {
   DriverRun r;
   while (q.watchdog().queued()) {
     const Time t = q.watchdog().hard_expiry();
@@ -64,14 +67,14 @@ DriverRun run_at_hard_expiry(reference::FqScheduler& q) {
 // E20: flows due at 100 us and 105 us. Slack 10 us: one request [100, 110], one
 // wake-up at 110 us releases and sends both. Slack 0: [100, 100] then [105, 105],
 // two wake-ups.
-TEST(EdgeCases, E20_WatchdogSlackBatching) {
+TYPED_TEST(EdgeCases, E20_WatchdogSlackBatching) {
   for (Compat c : kBothCompat) {
     for (const std::uint32_t slack : {10000U, 0U}) {
       SCOPED_TRACE(compat_name(c));
       SCOPED_TRACE(slack);
       FqConfig cfg = make_cfg(c);
       cfg.timer_slack_ns = slack;
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       FlowOwner a = connected_owner(1), b = connected_owner(2);
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 100 * kUs});
@@ -170,14 +173,14 @@ TEST(EdgeCases, E21_KeepVsRearmRule) {
 //  * move later: armed [105, 115]; a dequeue at 105 (not from the timer, which
 //    stays queued) sends A; the next due flow C at 110 re-arms to [110, 120].
 //  * move earlier: armed [105, 115], flow D due 90 -> [90, 100].
-TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
+TYPED_TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     PacketPool pool;
     FlowOwner a = connected_owner(1), b = connected_owner(2), cc = connected_owner(3),
               d = connected_owner(4);
     {
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
       EXPECT_EQ(q.dequeue(kT0), nullptr);
@@ -194,7 +197,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
       EXPECT_EQ(q.dequeue(kT0 + 115 * kUs), &pa);
     }
     {
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       Packet& pc = pool.make({.len = 1000, .owner = &cc, .tstamp = kT0 + 110 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
@@ -208,7 +211,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
       EXPECT_EQ(q.watchdog().arm_count(), 2U);
     }
     {
-      reference::FqScheduler q(make_cfg(c));
+      TypeParam q(make_cfg(c));
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
       EXPECT_EQ(q.dequeue(kT0), nullptr);
@@ -223,7 +226,7 @@ TEST(EdgeCases, E21_KeepVsRearmThroughScheduler) {
       // slack 0: the same request twice is kept.
       FqConfig cfg = make_cfg(c);
       cfg.timer_slack_ns = 0;
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 105 * kUs});
       ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
       EXPECT_EQ(q.dequeue(kT0), nullptr);
@@ -260,10 +263,10 @@ TEST(EdgeCases, E22_WindowsAsRequested) {
 // time_next_delayed_flow 100 us, no EWMA sample); the dequeue at 300 us finds
 // the FIFO empty, releases A with sample 300 - 100 = 200 us:
 // ewma = 0 - 0 + 200000/8 = 25000 ns.
-TEST(EdgeCases, E47_InternalQueuePreemptsUnthrottling) {
+TYPED_TEST(EdgeCases, E47_InternalQueuePreemptsUnthrottling) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner a = connected_owner(1), b = connected_owner(2);
     Packet& pa = pool.make({.len = 1000, .owner = &a, .tstamp = kT0 + 100 * kUs});

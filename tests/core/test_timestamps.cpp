@@ -5,10 +5,12 @@
 namespace ufq::test {
 namespace {
 
+TYPED_TEST_SUITE(EdgeCases, Schedulers);
+
 // E8 (latest): default horizon 10 s with horizon_drop. A timestamp now + 11 s
 // is dropped (horizon_drops 1, drops 1); now + 10 s exactly is accepted.
-TEST(EdgeCases, E08_HorizonDrop_L) {
-  reference::FqScheduler q(make_cfg(Compat::latest));
+TYPED_TEST(EdgeCases, E08_HorizonDrop_L) {
+  TypeParam q(make_cfg(Compat::latest));
   PacketPool pool;
   FlowOwner o = tcp_owner(1);
   Packet& far = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 11 * kSec});
@@ -28,8 +30,8 @@ TEST(EdgeCases, E08_HorizonDrop_L) {
 }
 
 // E8 (5.7): no horizon. The now + 11 s packet is queued and leaves at 11 s.
-TEST(EdgeCases, E08_NoHorizon_S) {
-  reference::FqScheduler q(make_cfg(Compat::linux_5_7));
+TYPED_TEST(EdgeCases, E08_NoHorizon_S) {
+  TypeParam q(make_cfg(Compat::linux_5_7));
   PacketPool pool;
   FlowOwner o = tcp_owner(1);
   Packet& far = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 11 * kSec});
@@ -46,12 +48,12 @@ TEST(EdgeCases, E08_NoHorizon_S) {
 // E9: horizon_cap. latest: the packet is queued with its timestamp rewritten to
 // now + 10 s, horizon_caps 1, and the flow is throttled until then. 5.7: no
 // horizon, the timestamp is kept and the packet leaves at 11 s.
-TEST(EdgeCases, E09_HorizonCap) {
+TYPED_TEST(EdgeCases, E09_HorizonCap) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.horizon_drop = false;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 11 * kSec});
@@ -79,14 +81,14 @@ TEST(EdgeCases, E09_HorizonCap) {
 //   ce_threshold 1000 us -> 0, not > 0 -> no mark
 // A non-TCP owner with a rate keeps `latest` off the fast path (which would skip
 // CE marking altogether, see the next test).
-TEST(EdgeCases, E10_PastTimestamp) {
+TYPED_TEST(EdgeCases, E10_PastTimestamp) {
   for (Compat c : kBothCompat) {
     for (const std::uint32_t thr : {999U, 1000U}) {
       SCOPED_TRACE(compat_name(c));
       SCOPED_TRACE(thr);
       FqConfig cfg = make_cfg(c);
       cfg.ce_threshold_us = thr;
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       FlowOwner o = slow_owner(1);
       Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 - kMs, .ect = true});
@@ -103,10 +105,10 @@ TEST(EdgeCases, E10_PastTimestamp) {
 
 // E10 (latest, derived from §3.4): the same past-stamped packet from a TCP
 // owner on an empty qdisc takes the fast path, which skips CE marking.
-TEST(EdgeCases, E10_PastTimestampFastPathNoCe_L) {
+TYPED_TEST(EdgeCases, E10_PastTimestampFastPathNoCe_L) {
   FqConfig cfg = make_cfg(Compat::latest);
   cfg.ce_threshold_us = 999;
-  reference::FqScheduler q(cfg);
+  TypeParam q(cfg);
   PacketPool pool;
   FlowOwner o = tcp_owner(1);
   Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 - kMs, .ect = true});
@@ -122,14 +124,14 @@ TEST(EdgeCases, E10_PastTimestampFastPathNoCe_L) {
 // 5 - 4 = 1 ms > 0 -> an ECT packet gets CE and ce_mark +1; a non-ECT packet is
 // not marked but still counts in ce_mark (derived). At exactly 4 ms: 0, no mark;
 // at 3 ms: no mark.
-TEST(EdgeCases, E11_CeMarking) {
+TYPED_TEST(EdgeCases, E11_CeMarking) {
   for (Compat c : kBothCompat) {
     for (const Time wait : {5 * kMs, 4 * kMs, 3 * kMs}) {
       SCOPED_TRACE(compat_name(c));
       SCOPED_TRACE(wait);
       FqConfig cfg = make_cfg(c);
       cfg.ce_threshold_us = 4000;
-      reference::FqScheduler q(cfg);
+      TypeParam q(cfg);
       PacketPool pool;
       FlowOwner o = slow_owner(1);
       Packet& ect = pool.make({.len = 1514, .owner = &o, .ect = true});
@@ -148,12 +150,12 @@ TEST(EdgeCases, E11_CeMarking) {
 
 // E15: nopacing still honours timestamps: stamped now + 5 ms -> held 5 ms,
 // throttled +1. And an owner rate is ignored (no gap after a burst).
-TEST(EdgeCases, E15_NopacingHonoursTimestamps) {
+TYPED_TEST(EdgeCases, E15_NopacingHonoursTimestamps) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
     FqConfig cfg = make_cfg(c);
     cfg.pacing = false;
-    reference::FqScheduler q(cfg);
+    TypeParam q(cfg);
     PacketPool pool;
     FlowOwner o = tcp_owner(1);
     Packet& p = pool.make({.len = 1514, .owner = &o, .tstamp = kT0 + 5 * kMs});
@@ -181,10 +183,10 @@ TEST(EdgeCases, E15_NopacingHonoursTimestamps) {
 // The first dequeue throttles the flow until 20 ms (time_next_packet = 20 ms);
 // b then sorts before a in the flow, but the flow stays throttled until 20 ms:
 // both leave at 20 ms, b first.
-TEST(EdgeCases, E17_OutOfOrderEdt) {
+TYPED_TEST(EdgeCases, E17_OutOfOrderEdt) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& a = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 20 * kMs});
@@ -204,10 +206,10 @@ TEST(EdgeCases, E17_OutOfOrderEdt) {
 
 // E17 variant (§3.9): when both are queued before any dequeue, the flow's queue
 // is ordered by time_to_send, so b leaves at 10 ms and a at 20 ms.
-TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
+TYPED_TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& a = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 20 * kMs});
@@ -229,10 +231,10 @@ TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
 // the FIFO head. FIFO [x@10, y@20]; z@10 arrives (earlier than the tail y) and
 // goes to the tree. Peek: z (10) is not earlier than x (10) -> x; then z (10 <
 // y 20); then y.
-TEST(EdgeCases, E17_TiesFavourFifo) {
+TYPED_TEST(EdgeCases, E17_TiesFavourFifo) {
   for (Compat c : kBothCompat) {
     SCOPED_TRACE(compat_name(c));
-    reference::FqScheduler q(make_cfg(c));
+    TypeParam q(make_cfg(c));
     PacketPool pool;
     FlowOwner o = connected_owner(1);
     Packet& x = pool.make({.len = 1000, .owner = &o, .tstamp = kT0 + 10 * kMs});

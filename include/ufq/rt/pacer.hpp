@@ -151,8 +151,6 @@ class Pacer {
   // Valid after stop().
   const PacerResult& result() const { return result_; }
   const PacerConfig& config() const { return cfg_; }
-  // The loop's fq configuration; on the pacer thread, or when not running.
-  const FqConfig& fq_config() const { return loop_.config(); }
   TimerKind timer() const { return sleeper_.kind(); }
   std::thread::native_handle_type native_handle() { return thread_.native_handle(); }
 

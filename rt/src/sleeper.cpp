@@ -1,7 +1,9 @@
 #include "ufq/rt/sleeper.hpp"
 
+#include <linux/futex.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -22,6 +24,25 @@ constexpr std::uint64_t kEpollTimer = 2;
 
 [[noreturn]] void throw_errno(const char* what) {
   throw std::system_error(errno, std::generic_category(), what);
+}
+
+// Sleep while *word == 0, until the absolute CLOCK_MONOTONIC time `t` (kNever:
+// no limit). FUTEX_WAIT_BITSET takes an absolute time and arms the same
+// hrtimer as clock_nanosleep(TIMER_ABSTIME), with the thread's timer slack as
+// its range, so the window's slack applies exactly as for a nanosleep; unlike
+// a nanosleep, FUTEX_WAKE on the word ends it (the doorbell). Returns when
+// woken, at the time, on a signal, or at once when *word != 0 already.
+void futex_wait_until(std::atomic<std::uint32_t>& word, Time t) {
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+  timespec ts{};
+  if (t != kNever) ts = to_timespec(t);
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_BITSET_PRIVATE, 0U,
+            t != kNever ? &ts : nullptr, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+
+void futex_wake(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
 }
 
 inline void cpu_relax() {
@@ -78,23 +99,35 @@ Sleeper::~Sleeper() {
   if (efd_ >= 0) ::close(efd_);
 }
 
-bool Sleeper::interruptible() const {
-  return opt_.kind == TimerKind::epoll || opt_.kind == TimerKind::timerfd ||
-         opt_.kind == TimerKind::busy;
+bool Sleeper::interruptible() const { return true; }
+
+bool Sleeper::uses_eventfd() const {
+  return opt_.kind == TimerKind::epoll || opt_.kind == TimerKind::timerfd;
+}
+
+bool Sleeper::uses_futex() const {
+  return opt_.kind == TimerKind::nanosleep || opt_.kind == TimerKind::tick ||
+         opt_.kind == TimerKind::hybrid;
 }
 
 void Sleeper::ring() {
-  if (!rung_.exchange(true, std::memory_order_acq_rel)) {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(efd_, &one, sizeof(one));
+  if (rung_.exchange(1, std::memory_order_acq_rel) == 0) {
+    if (uses_eventfd()) {
+      const std::uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = ::write(efd_, &one, sizeof(one));
+    } else if (uses_futex()) {
+      futex_wake(rung_);
+    }  // busy: the spinning thread reads the flag
   }
 }
 
 bool Sleeper::consume_doorbell() {
-  if (!rung_.load(std::memory_order_acquire)) return false;
-  rung_.store(false, std::memory_order_release);
-  std::uint64_t v = 0;
-  [[maybe_unused]] const ssize_t n = ::read(efd_, &v, sizeof(v));
+  if (rung_.load(std::memory_order_acquire) == 0) return false;
+  rung_.store(0, std::memory_order_release);
+  if (uses_eventfd()) {
+    std::uint64_t v = 0;
+    [[maybe_unused]] const ssize_t n = ::read(efd_, &v, sizeof(v));
+  }
   return true;
 }
 
@@ -116,33 +149,34 @@ WakeReason Sleeper::wait_doorbell(Time timeout_ns) {
     }
     return WakeReason::idle;
   }
+  if (uses_futex()) {
+    const Time until = mono_now() + timeout_ns;
+    for (;;) {
+      futex_wait_until(rung_, until);
+      if (consume_doorbell()) return WakeReason::doorbell;
+      if (mono_now() >= until) return WakeReason::idle;
+    }
+  }
   pollfd pfd{efd_, POLLIN, 0};
   const timespec ts = to_timespec(timeout_ns);
-  const int r = ::ppoll(&pfd, 1, &ts, nullptr);
-  if (r > 0 || consume_doorbell()) {
-    consume_doorbell();
-    std::uint64_t v = 0;
-    [[maybe_unused]] const ssize_t n = ::read(efd_, &v, sizeof(v));
-    return WakeReason::doorbell;
-  }
-  return WakeReason::idle;
+  ::ppoll(&pfd, 1, &ts, nullptr);
+  return consume_doorbell() ? WakeReason::doorbell : WakeReason::idle;
 }
 
 WakeReason Sleeper::spin_until(Time t) {
   while (mono_now() < t) {
-    if (rung_.load(std::memory_order_relaxed) && consume_doorbell()) return WakeReason::doorbell;
+    if (rung_.load(std::memory_order_relaxed) != 0 && consume_doorbell()) return WakeReason::doorbell;
     cpu_relax();
   }
   return WakeReason::timer;
 }
 
 WakeReason Sleeper::sleep_abs(Time t) {
-  const timespec ts = to_timespec(t);
   for (;;) {
-    const int r = ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
-    if (r == 0) return WakeReason::timer;
-    if (r != EINTR) throw std::system_error(r, std::generic_category(), "clock_nanosleep");
+    futex_wait_until(rung_, t);
     if (consume_doorbell()) return WakeReason::doorbell;
+    if (mono_now() >= t) return WakeReason::timer;
+    // A signal or a spurious wake-up: sleep on towards t.
   }
 }
 

@@ -60,9 +60,13 @@ TEST(Sleeper, WindowSlackBecomesTheThreadsTimerSlack) {
   t.join();
 }
 
-TEST(Sleeper, RingWakesInterruptibleStrategiesEarly) {
-  for (TimerKind k : {TimerKind::epoll, TimerKind::timerfd, TimerKind::busy}) {
-    Sleeper s({k});
+// Every strategy, the default included: nanosleep, hybrid and tick sleep on
+// the doorbell's futex word, epoll and timerfd on its eventfd.
+TEST(Sleeper, RingWakesEveryStrategyEarly) {
+  for (TimerKind k : kAll) {
+    SleeperOptions o;
+    o.kind = k;
+    Sleeper s(o);
     EXPECT_TRUE(s.interruptible());
     std::thread ringer([&s] {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

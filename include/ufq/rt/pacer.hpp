@@ -1,13 +1,18 @@
-// The real-time pacer: one fq scheduler owned by one pacer thread.
+// The real-time pacer: the EventLoop (event_loop.hpp) driven by a thread of
+// ours, fed by producers on any thread through a bounded lock-free ring.
 //
-// Producers on any thread hand packets over with submit() (a bounded
-// lock-free ring; a full ring refuses, the packet stays the producer's). The
-// pacer thread loops: read CLOCK_MONOTONIC, enqueue what the ring holds, run
-// the driver loop (QdiscRunner: dequeue what is due and pass it to the egress
-// in bulks of up to 64, one sendmmsg each), and when nothing more is due,
-// sleep until the scheduler's watchdog window [soft, hard] with the chosen
-// strategy (Sleeper). A producer wakes the pacer only when its packet is due
-// before the pacer's planned wake-up.
+// The pacer thread loops: read CLOCK_MONOTONIC, take what the ring holds
+// (packets into EventLoop::enqueue, control messages applied), EventLoop::run
+// (dequeue what is due and pass it to the egress in bulks of up to 64, one
+// sendmmsg each), and sleep until the returned wake-up with the chosen
+// strategy (Sleeper), or wait for POLLOUT after a refused send. A producer
+// wakes the pacer when its packet is due before the pacer's planned wake-up,
+// under every strategy (sleeper.hpp).
+//
+// Control messages go through the same ring, so they are ordered with the
+// packets and the scheduler stays single-threaded: set_rate() (an owner's
+// pacing rates), change() (the fq configuration) and stats() (a snapshot);
+// the last two wait for the pacer thread's answer.
 //
 // Every packet submitted comes back exactly once through the PacketDone
 // callback (on the pacer thread, or in stop() for what is left): sent (with
@@ -30,31 +35,20 @@
 #include "ufq/driver/qdisc_runner.hpp"
 #include "ufq/rt/accounting.hpp"
 #include "ufq/rt/egress.hpp"
+#include "ufq/rt/event_loop.hpp"
 #include "ufq/rt/mpmc_ring.hpp"
+#include "ufq/rt/packet_fate.hpp"
 #include "ufq/rt/sleeper.hpp"
-#include "ufq/scheduler.hpp"
 #include "ufq/stats.hpp"
 
 namespace ufq::rt {
-
-enum class PacketFate : std::uint8_t {
-  sent,
-  drop_limit,       // scheduler: limit
-  drop_flow_limit,  // scheduler: flow_limit
-  drop_horizon,     // scheduler: beyond the horizon
-  failed,           // egress: hard send error
-  unsent,           // still queued when the pacer stopped
-};
-inline constexpr std::size_t kPacketFates = 6;
-const char* to_string(PacketFate f);
-
-using PacketDone = std::function<void(Packet&, PacketFate, Time when)>;
 
 struct PacerConfig {
   FqConfig fq;
   SleeperOptions sleeper;
   RunnerConfig runner;                // quota and bulk of one qdisc run
   std::uint32_t ring_capacity = 1U << 16;
+  std::uint32_t rate_messages = 1024;  // set_rate() changes in flight at once
   int cpu = -1;                       // pin the pacer thread (-1: no)
   int nice = 0;                       // the pacer thread's nice value (0: unchanged)
   Time idle_ns = 10 * kNsecPerMsec;   // longest wait with nothing queued
@@ -75,7 +69,9 @@ struct PacerCounters {
   std::uint64_t rings = 0;           // producer doorbells
   std::uint64_t due_without_sleep = 0;  // idle runs whose window had already begun: no sleep
   std::uint64_t quota_runs = 0;         // runs that used up the quota (run again at once)
-  std::uint64_t ring_rechecks = 0;      // idle runs that found a new packet in the ring
+  std::uint64_t ring_rechecks = 0;      // idle runs that found something new in the ring
+  std::uint64_t rate_changes = 0;       // set_rate() messages applied
+  std::uint64_t config_changes = 0;     // change() requests applied (valid ones)
   std::uint64_t thread_cpu_ns = 0;   // the pacer thread's CPU time (user + system)
 };
 
@@ -94,6 +90,16 @@ struct PacerResult {
   std::uint64_t slack_changes = 0;
 };
 
+// A snapshot while running (stats()): the pacer's counters and the loop's
+// statistics, taken on the pacer thread. loop.counters.enqueued (packets
+// the pacer thread has taken from the ring) = sent + dropped + failed +
+// loop.queued.
+struct PacerStats {
+  PacerCounters counters;
+  EventLoopStats loop;
+  FqConfig config;  // the scheduler's configuration in force
+};
+
 class Pacer {
  public:
   Pacer(PacerConfig cfg, Egress& egress, PacketDone done);
@@ -110,6 +116,28 @@ class Pacer {
   bool submit(Packet& p, bool notify = true);
   // Wake the pacer if it plans to sleep past `earliest_due` (0 = now).
   void notify(Time earliest_due);
+
+  // Any thread: set the owner's pacing_rate and max_pacing_rate (what
+  // SO_MAX_PACING_RATE does to a socket) on the pacer thread, in ring order
+  // with the packets submitted before and after; packets dequeued after that
+  // use them. Once an owner's packets are submitted, its fields are the pacer
+  // thread's: change them only this way. The owner must outlive the message
+  // (until a packet submitted after this call comes back, or stop()). False
+  // when the ring or the message pool (PacerConfig::rate_messages) is full:
+  // nothing changed, try again. Changes still in the ring at stop() are
+  // discarded.
+  bool set_rate(FlowOwner& owner, Rate pacing_rate, Rate max_pacing_rate = kUnlimitedRate);
+  // Any thread but the pacer's (not from PacketDone: it would wait for
+  // itself; that aborts with a message): `tc qdisc change` on the running
+  // scheduler, all or nothing. Waits for the pacer thread; an invalid
+  // configuration throws ConfigError here and changes nothing. Packets
+  // above a lowered limit come back as drop_limit. Returns how many. Before
+  // start() or after stop() it is applied on the calling thread.
+  std::size_t change(const FqConfig& cfg);
+  // Any thread but the pacer's: a snapshot of the counters and the loop's
+  // statistics (FqStats, runner, egress), taken on the pacer thread (one
+  // doorbell wake-up). Not concurrently with stop().
+  PacerStats stats();
   // Stop the pacer thread. With drain_ns > 0 it first keeps running until
   // nothing is queued or drain_ns has passed. Then every packet still held is
   // reported as `unsent`. Idempotent; also called by the destructor.
@@ -127,37 +155,49 @@ class Pacer {
   std::thread::native_handle_type native_handle() { return thread_.native_handle(); }
 
  private:
+  // A request answered by the pacer thread (change, stats), on the caller's stack.
+  struct Request;
+  struct RateMessage {
+    FlowOwner* owner = nullptr;
+    Rate pacing_rate = kUnlimitedRate;
+    Rate max_pacing_rate = kUnlimitedRate;
+  };
+  // Ring entries: a Packet* (8-aligned), a rate message index << 3 | 1, or a
+  // Request* | 2.
+  using Slot = std::uintptr_t;
+  static constexpr Slot kTagMask = 7, kTagRate = 1, kTagRequest = 2;
+
   void loop();
   void drain_ring(Time now);
-  void enqueue_one(Packet& p, Time now);
-  void wait_egress();
+  void take(Slot s, Time now);
+  void answer(Request& rq, Time now);
+  void wait_egress(const Wakeup& w);
+  void call(Request& rq);
+  PacerStats snapshot(Time now) const;
   void finish();
   void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
   PacerConfig cfg_;
-  Egress& egress_;
   PacketDone done_;
-  FqScheduler fq_;
-  EgressDevice device_;
-  QdiscRunner<EgressDevice> runner_;
+  EventLoop loop_;
   Sleeper sleeper_;
-  MpmcRing<Packet*> ring_;
+  MpmcRing<Slot> ring_;
+  std::unique_ptr<RateMessage[]> rates_;
+  MpmcRing<std::uint32_t> free_rates_;  // indices into rates_ (producers take, the pacer returns)
   std::thread thread_;
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> exited_{false};
   std::atomic<Time> drain_until_{0};
-  // kNever-1 style: the time the pacer plans to wake (0 = awake).
+  // The time the pacer plans to wake (0 = awake, kNever = no timer).
   std::atomic<Time> sleep_until_{0};
 
-  std::atomic<std::uint64_t> wakeups_{0}, timer_wakeups_{0}, doorbell_wakeups_{0}, runs_{0},
-      sent_{0}, dropped_{0}, failed_{0}, blocked_waits_{0}, thread_cpu_{0}, due_without_sleep_{0},
-      quota_runs_{0}, ring_rechecks_{0};
+  std::atomic<std::uint64_t> wakeups_{0}, timer_wakeups_{0}, doorbell_wakeups_{0},
+      thread_cpu_{0}, due_without_sleep_{0}, ring_rechecks_{0}, rate_changes_{0},
+      config_changes_{0};
   std::atomic<std::uint64_t> submitted_{0}, rings_{0}, ring_full_{0};  // producers: fetch_add
-  std::array<std::uint64_t, kPacketFates> fates_{};      // pacer thread only
-  ErrnoCounts failed_errno_;                             // pacer thread only
   PacerResult result_;
   bool finished_ = false;
 };

@@ -2,10 +2,13 @@
 // [soft, hard] (fq's watchdog: soft = earliest due flow, hard = soft +
 // timer_slack). The strategies, chosen by option and reported:
 //
-//   nanosleep  clock_nanosleep(TIMER_ABSTIME, soft) with the thread's timer
-//              slack set to hard - soft (prctl PR_SET_TIMERSLACK): the kernel
-//              may fire anywhere in the window, coalescing with other timers.
-//              Not interruptible by producers while the timer runs.
+//   nanosleep  an absolute sleep until soft with the thread's timer slack set
+//              to hard - soft (prctl PR_SET_TIMERSLACK): the kernel may fire
+//              anywhere in the window, coalescing with other timers. It is a
+//              FUTEX_WAIT_BITSET on the doorbell word rather than
+//              clock_nanosleep(TIMER_ABSTIME): the same absolute hrtimer with
+//              the same slack range, but FUTEX_WAKE from a producer ends it
+//              (docs/pacer.md: why not a signal).
 //   epoll      epoll_pwait2 until soft on an eventfd doorbell, same slack
 //              (the kernel uses max(slack, 0.1 % of the timeout)); producers
 //              can wake it early.
@@ -13,11 +16,13 @@
 //              the doorbell. timerfd arms its hrtimer without slack: the
 //              window's slack is ignored (the precise baseline).
 //   busy       spin on the clock until soft (or the doorbell): no sleep.
-//   hybrid     sleep (nanosleep, with the slack) until soft - spin, then spin
-//              the last microseconds until soft.
-//   tick       the common QUIC-stack pacer: wake only on a fixed grid
-//              (default 1 ms), at the first tick at or after soft.
+//   hybrid     sleep (as nanosleep, with the slack) until soft - spin, then
+//              spin the last microseconds until soft.
+//   tick       the common QUIC-stack pacer: timers only on a fixed grid
+//              (default 1 ms), the first tick at or after soft.
 //
+// Every strategy returns early on ring() (the doorbell: an eventfd for epoll
+// and timerfd, a futex word for nanosleep, hybrid and tick, a flag for busy).
 // With nothing throttled (no window) every strategy waits for the doorbell
 // (bounded by an idle limit). wait() is for the pacer thread only; ring() may
 // be called from any thread.
@@ -60,8 +65,7 @@ class Sleeper {
 
   TimerKind kind() const { return opt_.kind; }
   const SleeperOptions& options() const { return opt_; }
-  // Whether ring() can end a timed wait early (false for nanosleep, tick and
-  // the sleeping phase of hybrid).
+  // Whether ring() can end a timed wait early: true for every strategy.
   bool interruptible() const;
 
   // Wait for the window [soft, hard] (absolute CLOCK_MONOTONIC ns, soft <=
@@ -80,13 +84,17 @@ class Sleeper {
   WakeReason wait_doorbell(Time timeout_ns);
   WakeReason spin_until(Time t);
   bool consume_doorbell();
+  bool uses_eventfd() const;
+  bool uses_futex() const;
   WakeReason sleep_abs(Time t);
 
   SleeperOptions opt_;
   int efd_ = -1;    // doorbell eventfd
   int epfd_ = -1;   // epoll set: doorbell (+ timerfd)
   int tfd_ = -1;    // timerfd
-  std::atomic<bool> rung_{false};
+  // The doorbell: 1 once rung until the waiter consumes it; also the futex
+  // word the futex-based strategies sleep on.
+  std::atomic<std::uint32_t> rung_{0};
   Time slack_ = 0;  // last slack set on the waiting thread (0 = unknown)
   std::uint64_t slack_changes_ = 0;
 };

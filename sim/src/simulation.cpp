@@ -8,6 +8,8 @@
 
 #include "ufq/sim/simulation.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "simulation_impl.hpp"
@@ -15,19 +17,41 @@
 
 namespace ufq::sim {
 
-const char* to_string(TrafficModel m) {
-  switch (m) {
-    case TrafficModel::edt: return "edt";
-    case TrafficModel::rate: return "rate";
-    case TrafficModel::bulk: return "bulk";
-    case TrafficModel::maxrate: return "maxrate";
-    case TrafficModel::onoff: return "onoff";
-    case TrafficModel::pcap: return "pcap";
-    case TrafficModel::churn: return "churn";
-  }
-  return "?";
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
 }
 
+bool ignored_by(const TrafficModelInfo& m, std::string_view setting) {
+  for (const IgnoredSetting& i : m.ignores)
+    if (i.setting == setting) return true;
+  return false;
+}
+
+}  // namespace
+
+void validate(const SimConfig& c) {
+  const TrafficModelInfo* model = find_traffic_model(c.traffic);
+  if (!model) throw SimConfigError("traffic", c.traffic, traffic_model_names());
+  if (c.flows == 0 && !ignored_by(*model, "flows")) throw SimConfigError("flows", "0", "at least 1");
+  if (c.queues == 0) throw SimConfigError("queues", "0", "at least 1");
+  if (c.cpus < c.queues) throw SimConfigError("cpus", std::to_string(c.cpus), "at least queues (" + std::to_string(c.queues) + ")");
+  if (!(c.rate_pps > 0) && !ignored_by(*model, "rate")) throw SimConfigError("rate", number(c.rate_pps), "above 0");
+  if (c.packet_size == 0 && !ignored_by(*model, "packet-size")) throw SimConfigError("packet-size", "0", "at least 1");
+  if (c.duration == 0) throw SimConfigError("duration", "0", "a positive time");
+  if (c.interval == 0) throw SimConfigError("interval", "0", "a positive time");
+  if (c.inflight == 0) throw SimConfigError("inflight", "0", "at least 1");
+  // Every setting given is one the model declares, and in its range.
+  for (const auto& [name, value] : c.traffic_settings) {
+    (void)value;
+    if (std::none_of(model->params.begin(), model->params.end(), [&](const TrafficParam& p) { return p.name == name; }))
+      throw SimConfigError(name, "", "not a setting of traffic " + c.traffic);
+  }
+  for (const TrafficParam& p : model->params) (void)traffic_setting(*model, c.traffic_settings, p.name);
+}
 
 EventCounts& EventCounts::operator+=(const EventCounts& o) {
   packets += o.packets;

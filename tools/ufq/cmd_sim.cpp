@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,14 +32,15 @@ namespace {
 
 struct SimArgs {
   std::string traffic = "edt";
-  std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs, on = "100ms",
-              off = "100ms";
+  std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs;
+  // The traffic models' own settings (--on, --pcap, --csv, ...), as given.
+  std::map<std::string, std::string> model_options;        // bound to the options (every one)
+  std::map<std::string, std::string> given_model_options;  // those given
   std::string compat = "5.7";
   std::string scheduler = "fast";
   std::string compare;
   std::string plot_dir;
   std::string nic_rate;
-  std::string flow_lifetime = "30s";
   bool json = false, tc_stats = false, quiet = false, soak = false, rss = false;
 };
 
@@ -49,57 +51,86 @@ bool parse_duration(const std::string& word, Time& out) {
   return t.has_value();
 }
 
+// The models that declare the setting `name`, as "--traffic a" or "--traffic a or --traffic b".
+std::string models_declaring(const std::string& name) {
+  std::string s;
+  for (const sim::TrafficModelInfo* m : sim::traffic_models())
+    for (const sim::TrafficParam& p : m->params)
+      if (p.name == name) s += (s.empty() ? "--traffic " : " or --traffic ") + m->name;
+  return s;
+}
+
 // An option given that the chosen traffic model would never read: refused,
 // so a forgotten or mistyped --traffic does not silently run another
 // experiment. Returns the refusal, or "" when every given option is used.
-std::string option_unused_by_traffic(const CLI::App& sub, const std::string& traffic) {
-  struct OnlyFor {
-    const char* option;
-    const char* traffic;  // the one model that reads it
-  };
-  static const OnlyFor kOnlyFor[] = {
-      {"--pcap", "pcap"}, {"--on", "onoff"}, {"--off", "onoff"}, {"--flow-lifetime", "churn"}};
-  struct IgnoredBy {
-    const char* option;
-    const char* traffic;
-    const char* why;
-  };
-  static const IgnoredBy kIgnoredBy[] = {
-      {"--flows", "pcap", "the capture's 5-tuples make the flows"},
-      {"--rate", "pcap", "the capture's times set the pace"},
-      {"--packet-size", "pcap", "each packet keeps its captured length"},
-      {"--rate", "bulk", "unpaced flows: the NIC sets the pace"}};
-  const auto given = [&](const char* option) -> std::string {
+// Both lists come from the models' declarations (ufq/sim/traffic.hpp).
+std::string option_unused_by_traffic(const CLI::App& sub, const sim::TrafficModelInfo& model) {
+  const auto given = [&](const std::string& option) -> std::string {
     const CLI::Option* o = sub.get_option_no_throw(option);
     return o && o->count() > 0 && !o->results().empty() ? "\"" + o->results().back() + "\"" : std::string();
   };
-  for (const auto& [option, only] : kOnlyFor)
-    if (traffic != only)
-      if (const std::string v = given(option); !v.empty())
-        return std::string(option) + " " + v + ": only used with --traffic " + only + " (got --traffic " + traffic +
-               ")";
-  for (const auto& [option, model, why] : kIgnoredBy)
-    if (traffic == model)
-      if (const std::string v = given(option); !v.empty())
-        return std::string(option) + " " + v + ": not used with --traffic " + model + " (" + why + ")";
+  for (const sim::TrafficModelInfo* m : sim::traffic_models())
+    for (const sim::TrafficParam& p : m->params) {
+      const bool mine = std::any_of(model.params.begin(), model.params.end(),
+                                    [&](const sim::TrafficParam& q) { return q.name == p.name; });
+      if (mine) continue;
+      if (const std::string v = given("--" + p.name); !v.empty())
+        return "--" + p.name + " " + v + ": only used with " + models_declaring(p.name) + " (got --traffic " +
+               model.name + ")";
+    }
+  for (const sim::IgnoredSetting& i : model.ignores)
+    if (const std::string v = given("--" + i.setting); !v.empty())
+      return "--" + i.setting + " " + v + ": not used with --traffic " + model.name + " (" + i.why + ")";
   return "";
 }
 
-int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
-  static const std::pair<const char*, sim::TrafficModel> kModels[] = {
-      {"edt", sim::TrafficModel::edt},         {"rate", sim::TrafficModel::rate},
-      {"bulk", sim::TrafficModel::bulk},       {"maxrate", sim::TrafficModel::maxrate},
-      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap},
-      {"churn", sim::TrafficModel::churn}};
-  bool known = false;
-  for (const auto& [name, model] : kModels)
-    if (a.traffic == name) {
-      cfg.traffic = model;
-      known = true;
+// The model's settings from their options, parsed by their declared type;
+// the library checks the values (sim::validate).
+std::string read_model_options(const SimArgs& a, const sim::TrafficModelInfo& model, sim::SimConfig& cfg) {
+  for (const sim::TrafficParam& p : model.params) {
+    const auto given = a.given_model_options.find(p.name);
+    if (given == a.given_model_options.end()) continue;
+    switch (p.type) {
+      case sim::TrafficParam::Type::time: {
+        Time t = 0;
+        if (!parse_duration(given->second, t))
+          return "--" + p.name + " \"" + given->second + "\": expected a time from " + sim::format_time(p.min) +
+                 " to " + sim::format_time(p.max) + " (e.g. " + sim::format_time(p.default_time) + ")";
+        cfg.traffic_settings[p.name] = t;
+        break;
+      }
+      case sim::TrafficParam::Type::file:
+        cfg.traffic_settings[p.name] = given->second;
+        break;
     }
-  if (!known)
-    return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff, pcap or churn");
-  if (const std::string unused = option_unused_by_traffic(sub, a.traffic); !unused.empty()) return fail(unused);
+  }
+  return "";
+}
+
+// A refusal of the library (sim::SimConfigError) in the tool's words: its
+// setting is the option of the same name, and a time is shown as it was given.
+std::string as_option(const sim::SimConfigError& e, const SimArgs& a, const sim::TrafficModelInfo& model) {
+  std::string value = e.value().empty() ? std::string("\"\"") : e.value();
+  const auto given = a.given_model_options.find(e.setting());
+  const bool time = std::any_of(model.params.begin(), model.params.end(), [&](const sim::TrafficParam& p) {
+    return p.name == e.setting() && p.type == sim::TrafficParam::Type::time;
+  });
+  if (given != a.given_model_options.end() && !given->second.empty() && (time || e.value().empty()))
+    value = "\"" + given->second + "\"";
+  return "--" + e.setting() + " " + value + ": expected " + e.expected();
+}
+
+int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
+  // The models' options given on the command line.
+  a.given_model_options.clear();
+  for (const auto& [name, text] : a.model_options)
+    if (const CLI::Option* o = sub.get_option_no_throw("--" + name); o && o->count() > 0)
+      a.given_model_options[name] = text;
+  const sim::TrafficModelInfo* model = sim::find_traffic_model(a.traffic);
+  if (!model) return fail("--traffic \"" + a.traffic + "\": expected " + sim::traffic_model_names());
+  cfg.traffic = model->name;
+  if (const std::string unused = option_unused_by_traffic(sub, *model); !unused.empty()) return fail(unused);
+  if (const std::string bad = read_model_options(a, *model, cfg); !bad.empty()) return fail(bad);
 
   // Workload and machine.
   if (!parse_duration(a.duration, cfg.duration) || cfg.duration == 0 || cfg.duration > 3600 * kNsecPerSec)
@@ -114,19 +145,12 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     return fail("--nic-latency \"" + a.nic_latency + "\": expected a time from 0 to 1s (e.g. 1us)");
   if (!a.tx_usecs.empty() && (!parse_duration(a.tx_usecs, cfg.nic.tx_usecs) || cfg.nic.tx_usecs > kNsecPerSec))
     return fail("--tx-usecs \"" + a.tx_usecs + "\": expected a time from 0 to 1s (e.g. 16us)");
-  // Below 1us the switches alone swamp the run; above a day the exponential draws overflow.
-  if (!parse_duration(a.on, cfg.on_mean) || !parse_duration(a.off, cfg.off_mean) || cfg.on_mean < kNsecPerUsec ||
-      cfg.off_mean < kNsecPerUsec || cfg.on_mean > 86400 * kNsecPerSec || cfg.off_mean > 86400 * kNsecPerSec)
-    return fail("--on/--off \"" + a.on + "\"/\"" + a.off + "\": expected times from 1us to 86400s (e.g. 100ms)");
   if (!a.nic_rate.empty()) {
     const auto bits = tc::parse_rate_bits(a.nic_rate);
     if (!bits || *bits < 1e6 || *bits > 1e13)
       return fail("--nic-rate \"" + a.nic_rate + "\": expected a rate from 1mbit to 10tbit (e.g. 100gbit)");
     cfg.nic.line_rate_bps = static_cast<std::uint64_t>(*bits);
   }
-  if (!parse_duration(a.flow_lifetime, cfg.flow_lifetime) || cfg.flow_lifetime < kNsecPerMsec ||
-      cfg.flow_lifetime > 86400 * kNsecPerSec)
-    return fail("--flow-lifetime \"" + a.flow_lifetime + "\": expected a time from 1ms to 86400s (e.g. 30s)");
   if (a.scheduler != "fast" && a.scheduler != "reference")
     return fail("--scheduler \"" + a.scheduler + "\": expected fast or reference");
   cfg.scheduler = a.scheduler == "fast" ? sim::SchedulerKind::fast : sim::SchedulerKind::reference;
@@ -146,7 +170,7 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     return fail("--flows x --inflight: at most 50000000 packets in flight (memory)");
   // A dummy NIC hands each packet back after --nic-latency; at 0 unpaced
   // flows would resend forever without the simulated clock moving.
-  if (cfg.traffic == sim::TrafficModel::bulk && cfg.nic.dummy && cfg.nic.irq_latency == 0)
+  if (cfg.traffic == "bulk" && cfg.nic.dummy && cfg.nic.irq_latency == 0)
     return fail("--nic-latency 0 with --nic-dummy and --traffic bulk: unpaced flows would resend forever at one "
                 "instant; expected a time from 1ns to 1s");
 
@@ -190,7 +214,15 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     labels.push_back(values.empty() ? std::string("fq") : key + "=" + values[i]);
   }
 
-  // Refuse what would not fit before allocating any of it.
+  // The library's checks, in the tool's words; then refuse what would not fit
+  // before allocating any of it.
+  for (const sim::SimConfig& c : configs) {
+    try {
+      sim::validate(c);
+    } catch (const sim::SimConfigError& e) {
+      return fail(as_option(e, a, *model));
+    }
+  }
   for (const sim::SimConfig& c : configs)
     if (const std::string refusal = check_sim_plan(c, configs.size()); !refusal.empty()) return fail(refusal);
   // The plot directory is checked now, not after a long run has printed its results.
@@ -220,6 +252,9 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
         r.peak_rss_kb = peak_rss_kb();
         for (const auto& s : r.samples) r.peak_rss_kb = std::max(r.peak_rss_kb, s.rss_kb);
       }
+    } catch (const sim::SimConfigError& e) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      return fail(as_option(e, a, *model));
     } catch (const std::invalid_argument& e) {
       if (tty) std::fprintf(stderr, "\r\033[K");
       return fail(e.what());
@@ -240,7 +275,7 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       const auto& c = r.config;
-      std::cout << "ufq sim: " << c.flows << " " << sim::to_string(c.traffic) << " flows, "
+      std::cout << "ufq sim: " << c.flows << " " << c.traffic << " flows, "
                 << static_cast<std::uint64_t>(c.rate_pps) << " pkt/s, " << c.packet_size << " B, "
                 << c.queues << " tx queues / " << c.cpus << " cpus, "
                 << static_cast<double>(c.duration) / 1e9 << " s, seed " << c.seed << "\n";
@@ -279,8 +314,9 @@ void add_sim_command(Commands& commands) {
       [a, cfg](CLI::App& app) { return run_sim(*a, *cfg, app); });
   sub->allow_extras();
   sub->prefix_command();
-  sub->add_option("--traffic", a->traffic, "edt | rate | bulk | maxrate | onoff | pcap | churn")
-      ->capture_default_str();
+  std::string models;
+  for (const sim::TrafficModelInfo* m : sim::traffic_models()) models += (models.empty() ? "" : " | ") + m->name;
+  sub->add_option("--traffic", a->traffic, models + " (listed below)")->capture_default_str();
   sub->add_option("--flows", cfg->flows, "number of flows (not with pcap: the capture's 5-tuples)")
       ->check(integer_in(1, 10'000'000))
       ->capture_default_str();
@@ -299,12 +335,20 @@ void add_sim_command(Commands& commands) {
   sub->add_option("--inflight", cfg->inflight, "packets a flow keeps queued (TCP small queues)")
       ->check(integer_in(1, 1000))
       ->capture_default_str();
-  sub->add_option("--on", a->on, "onoff: mean on period")->capture_default_str();
-  sub->add_option("--off", a->off, "onoff: mean off period")->capture_default_str();
-  sub->add_option("--pcap", cfg->pcap_file, "pcap: capture to replay (flows by 5-tuple)");
-  sub->add_option("--flow-lifetime", a->flow_lifetime,
-                  "churn: mean life of a flow (exponential); --flows stay alive, each replaced by a new key")
-      ->capture_default_str();
+  // The traffic models' own settings, one option each, as the models declare them.
+  std::string footer = "Traffic models (--traffic):\n";
+  for (const sim::TrafficModelInfo* m : sim::traffic_models()) {
+    footer += "  " + m->name + std::string(m->name.size() < 9 ? 9 - m->name.size() : 1, ' ') + m->help + "\n";
+    for (const sim::TrafficParam& p : m->params) {
+      if (sub->get_option_no_throw("--" + p.name)) continue;  // declared by an earlier model too
+      std::string help = models_declaring(p.name).substr(10) + ": " + p.help;
+      if (p.type == sim::TrafficParam::Type::time)
+        help += " (" + sim::format_time(p.min) + " to " + sim::format_time(p.max) + ", default " +
+                sim::format_time(p.default_time) + ")";
+      sub->add_option("--" + p.name, a->model_options[p.name], help);
+    }
+  }
+  sub->footer(footer);
   sub->add_option("--compat", a->compat, "kernel decisions: 5.7 (the seed's) or latest")->capture_default_str();
   sub->add_option("--scheduler", a->scheduler,
                   "fast or reference: the two implementations decide identically")

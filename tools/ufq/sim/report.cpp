@@ -177,7 +177,7 @@ std::string to_json(const SimResult& r, const std::string& label) {
   j["packets_dropped"] = r.packets_dropped;
   j["packets_queued"] = r.packets_queued;
   const auto& c = r.config;
-  j["workload"] = {{"traffic", to_string(c.traffic)},
+  j["workload"] = {{"traffic", c.traffic},
                    {"flows", c.flows},
                    {"rate_pps", c.rate_pps},
                    {"packet_size", c.packet_size},
@@ -185,7 +185,18 @@ std::string to_json(const SimResult& r, const std::string& label) {
                    {"seed", c.seed},
                    {"queues", c.queues},
                    {"cpus", c.cpus}};
-  if (c.traffic == TrafficModel::churn) j["workload"]["flow_lifetime_s"] = static_cast<double>(c.flow_lifetime) / 1e9;
+  // The model's own settings: times as <name>_s, files by path.
+  if (const TrafficModelInfo* m = find_traffic_model(c.traffic))
+    for (const TrafficParam& p : m->params) {
+      std::string key = p.name;
+      for (char& ch : key)
+        if (ch == '-') ch = '_';
+      const TrafficValue v = traffic_setting(*m, c.traffic_settings, p.name);
+      if (const Time* ns = std::get_if<Time>(&v))
+        j["workload"][key + "_s"] = static_cast<double>(*ns) / 1e9;
+      else
+        j["workload"][key] = std::get<std::string>(v);
+    }
   j["fq"] = tc::fq_options_json(c.fq);
   ordered_json samples = ordered_json::array();
   for (const Sample& s : r.samples) {

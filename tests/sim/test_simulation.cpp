@@ -180,3 +180,49 @@ TEST(Simulation, ReplaysACapture) {
 
 }  // namespace
 }  // namespace ufq::sim
+
+namespace ufq::sim {
+namespace {
+
+// The library refuses in its own words: the setting's name, never a command
+// line's option (ufq sim maps them, tests/cli/test_bad_input.cpp).
+TEST(Simulation, RefusalsNameTheSettingInTheLibrarysWords) {
+  struct Case {
+    SimConfig c;
+    std::string setting, what;
+  };
+  std::vector<Case> cases;
+  auto add = [&](auto change, const std::string& setting, const std::string& what) {
+    SimConfig c;
+    change(c);
+    cases.push_back({c, setting, what});
+  };
+  add([](SimConfig& c) { c.flows = 0; }, "flows", "flows 0: expected 1..10000000");
+  add([](SimConfig& c) { c.packet_size = 10; }, "packet-size", "packet-size 10: expected 64..65535");
+  add([](SimConfig& c) { c.cpus = 4; }, "cpus", "cpus 4: expected at least queues (8)");
+  add([](SimConfig& c) { c.duration = 0; }, "duration", "duration 0ns: expected a time from 1ns to 3600s");
+  add([](SimConfig& c) { c.traffic = "nope"; }, "traffic",
+      "traffic nope: expected bulk, churn, csv, edt, maxrate, onoff, pcap or rate");
+  add([](SimConfig& c) {
+        c.traffic = "onoff";
+        c.traffic_settings["on"] = Time{10};
+      },
+      "on", "on 10ns: expected a time from 1us to 86400s");
+  add([](SimConfig& c) { c.traffic_settings["csv"] = std::string("x.csv"); }, "csv",
+      "csv \"\": expected not a setting of traffic edt");
+  add([](SimConfig& c) { c.traffic = "csv"; }, "csv", "csv \"\": expected a file to read (traffic csv needs one)");
+  for (const Case& k : cases) {
+    try {
+      validate(k.c);
+      ADD_FAILURE() << k.what << ": accepted";
+    } catch (const SimConfigError& e) {
+      EXPECT_EQ(e.setting(), k.setting);
+      EXPECT_EQ(std::string(e.what()), k.what);
+      EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(simulate(k.c), SimConfigError) << k.what;
+  }
+}
+
+}  // namespace
+}  // namespace ufq::sim

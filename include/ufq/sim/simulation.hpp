@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ufq/config.hpp"
@@ -136,8 +137,22 @@ struct SimResult {
   double mean_batch() const;
 };
 
+// The accepted range of each numeric setting, named as in SimConfigError
+// ("flows", "packet-size", "duration", ...): declared here once, checked by
+// validate() only. `ufq sim` quotes them when a word is not even a number.
+struct SettingRange {
+  enum class Kind : std::uint8_t { count, number, time, rate };
+  std::string_view setting;
+  Kind kind;
+  double min, max;  // time: ns; rate: bit/s
+  std::string describe() const;  // "1..10000000", "a time from 1ns to 3600s", ...
+};
+// The range of `setting`; throws std::out_of_range for one without a range.
+const SettingRange& setting_range(std::string_view setting);
+
 // Checks `cfg` (its traffic model's settings included) and throws
-// SimConfigError naming the first setting out of its range. simulate() does
+// SimConfigError naming the first setting out of its range. Its `expected`
+// may name other settings in braces ("at least {queues}"). simulate() does
 // the same first; a caller may check before it allocates anything else.
 void validate(const SimConfig& cfg);
 

@@ -45,14 +45,38 @@ class Rng {
 // setting into its option (--flows, --pcap, ...).
 class SimConfigError : public std::invalid_argument {
  public:
+  // `value` and `expected` may name other settings in braces ("at least
+  // {queues}"): what() drops the braces, a tool may put its option names there.
   SimConfigError(std::string setting, std::string value, std::string expected)
-      : std::invalid_argument(setting + " " + (value.empty() ? std::string("\"\"") : value) + ": expected " + expected),
+      : std::invalid_argument(setting + " " + (value.empty() ? std::string("\"\"") : unbraced(value)) +
+                              ": expected " + unbraced(expected)),
         setting_(std::move(setting)),
         value_(std::move(value)),
         expected_(std::move(expected)) {}
   const std::string& setting() const { return setting_; }
   const std::string& value() const { return value_; }
   const std::string& expected() const { return expected_; }
+  // `text` (the value or what is expected) with each {setting} replaced by name(setting).
+  template <class Name>
+  static std::string with_names(const std::string& text, Name name) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const std::size_t close = text[i] == '{' ? text.find('}', i) : std::string::npos;
+      if (close == std::string::npos) {
+        out += text[i];
+        continue;
+      }
+      out += name(text.substr(i + 1, close - i - 1));
+      i = close;
+    }
+    return out;
+  }
+  static std::string unbraced(const std::string& s) {
+    std::string out;
+    for (char c : s)
+      if (c != '{' && c != '}') out += c;
+    return out;
+  }
 
  private:
   std::string setting_, value_, expected_;

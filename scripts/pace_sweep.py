@@ -7,7 +7,7 @@ plot for docs/results.md.
       --out docs/img/pace-sweep
 
 Writes <out>/pace_sweep.jsonl (every run), <out>/pace_sweep.md (tables) and
-<out>/pace_sweep.png (gnuplot). Needs only Python's standard library and
+<out>/pace_sweep.png and .svg (gnuplot). Needs only Python's standard library and
 gnuplot. Runs on loopback only.
 """
 import argparse
@@ -188,26 +188,38 @@ def main():
             x = max(slack_ns(s) / 1000.0, 0.5)  # 0 drawn at 0.5 us on the log axis
             f.write(f"{x} {med(g,'wakeups_per_s')} {med(g,'interrupts_per_s')} {med(g,'pacer_cpu_pct')} {med(g,'lateness_ns','p50')/1000} {med(g,'lateness_ns','p99')/1000}\n")
     png = os.path.join(a.out, "pace_sweep.png")
+    svg = os.path.join(a.out, "pace_sweep.svg")
+    # gnuplot runs in the output directory and the script names only files
+    # there (single-quoted: no backquote substitution), so no directory name
+    # is ever interpreted; PNG and SVG, one colour and marker per curve, the
+    # legend below the plot, 0 placed and labelled on the log axis.
+    title = f"ufq pace: {first['flows']} flows, {first['rate_pps']:.0f} pkt/s, real UDP on loopback (median of {a.reps})"
     gp = f"""
-set terminal pngcairo size 900,500 font ",10" noenhanced
-set output "{png}"
-set title "ufq pace: {first['flows']} flows, {first['rate_pps']:.0f} pkt/s, real UDP on loopback (median of {a.reps})"
+set title '{title.replace("'", "''")}'
 set logscale x
-set xlabel "fq timer_slack (us; 0 drawn at 0.5)"
-set ylabel "per second"
-set y2label "pacer thread CPU (%)"
+set xlabel 'fq timer_slack (us, log scale; 0 drawn at 0.5)'
+set xtics add ('0' 0.5)
+set xrange [0.3:*]
+set ylabel 'per second'
+set y2label 'pacer thread CPU (%)'
 set ytics nomirror
 set y2tics
 set y2range [0:100]
 set yrange [0:*]
-set key top right
+set key outside bottom center horizontal
 set grid
-plot "{dat}" using 1:2 with linespoints lw 2 title "pacer wake-ups/s", \\
-     "{dat}" using 1:3 with linespoints lw 2 title "system interrupts/s", \\
-     "{dat}" using 1:4 axes x1y2 with linespoints lw 2 dt 2 title "pacer CPU % (right)"
+set terminal pngcairo size 900,560 font ',10' noenhanced
+set output 'pace_sweep.png'
+plot 'pace_sweep.dat' using 1:2 with linespoints lw 2 lc rgb '#0072B2' pt 7 title 'pacer wake-ups/s (left)', \\
+     'pace_sweep.dat' using 1:3 with linespoints lw 2 lc rgb '#D55E00' pt 5 title 'system interrupts/s (left)', \\
+     'pace_sweep.dat' using 1:4 axes x1y2 with linespoints lw 2 dt 2 lc rgb '#009E73' pt 9 title 'pacer CPU % (right)'
+set terminal svg size 900,560 font ',10' noenhanced dynamic
+set output 'pace_sweep.svg'
+replot
+unset output
 """
-    subprocess.run(["gnuplot"], input=gp, text=True, check=True)
-    print(f"wrote {md}, {png}", file=sys.stderr)
+    subprocess.run(["gnuplot"], input=gp, text=True, check=True, cwd=a.out)
+    print(f"wrote {md}, {png}, {svg}", file=sys.stderr)
 
 
 if __name__ == "__main__":

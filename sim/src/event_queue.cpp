@@ -15,7 +15,17 @@ Event::~Event() {
 Time Event::when() const { return queue_->heap_[heap_index_].time; }
 
 EventQueue::~EventQueue() {
-  for (Entry& e : heap_) e.event->heap_index_ = Event::kNotArmed;
+  // A vacant root's event is already disarmed (and may be gone).
+  for (std::size_t i = root_vacant_ ? 1 : 0; i < heap_.size(); ++i) heap_[i].event->heap_index_ = Event::kNotArmed;
+}
+
+Time EventQueue::next_time() const {
+  if (!root_vacant_) return heap_.empty() ? kNever : heap_.front().time;
+  // The earliest armed entry is one of the vacant root's children.
+  const std::size_t n = heap_.size();
+  if (n < 2) return kNever;
+  if (n < 3) return heap_[1].time;
+  return earlier(heap_[1], heap_[2]) ? heap_[1].time : heap_[2].time;
 }
 
 void EventQueue::schedule(Event& event, Time at) {
@@ -23,6 +33,13 @@ void EventQueue::schedule(Event& event, Time at) {
   if (at < now_) throw std::logic_error("EventQueue::schedule: time in the past");
   if (at == kNever) throw std::logic_error("EventQueue::schedule: time is kNever");
   const Entry entry{at, next_seq_++, &event};
+  if (root_vacant_ && !event.armed()) {
+    root_vacant_ = false;
+    place(0, entry);
+    sift_down(0);
+    return;
+  }
+  settle();
   if (event.armed()) {
     place(event.heap_index_, entry);
     restore(event.heap_index_);
@@ -35,15 +52,18 @@ void EventQueue::schedule(Event& event, Time at) {
 
 bool EventQueue::cancel(Event& event) {
   if (!event.armed() || event.queue_ != this) return false;
+  settle();
   remove_at(event.heap_index_);
   return true;
 }
 
 bool EventQueue::run_next() {
+  settle();
   if (heap_.empty()) return false;
   Event& event = *heap_.front().event;
   now_ = heap_.front().time;
-  remove_at(0);
+  event.heap_index_ = Event::kNotArmed;
+  root_vacant_ = true;
   ++events_run_;
   event.callback_();
   return true;
@@ -52,7 +72,9 @@ bool EventQueue::run_next() {
 std::uint64_t EventQueue::run_until(Time limit) {
   if (limit < now_ || limit == kNever) throw std::logic_error("EventQueue::run_until: bad limit");
   std::uint64_t n = 0;
-  while (!heap_.empty() && heap_.front().time <= limit) {
+  for (;;) {
+    settle();
+    if (heap_.empty() || heap_.front().time > limit) break;
     run_next();
     ++n;
   }
@@ -102,6 +124,17 @@ void EventQueue::restore(std::size_t i) {
   } else {
     sift_down(i);
   }
+}
+
+void EventQueue::remove_root() {
+  const std::size_t last = heap_.size() - 1;
+  if (last == 0) {
+    heap_.pop_back();
+    return;
+  }
+  place(0, heap_[last]);
+  heap_.pop_back();
+  sift_down(0);
 }
 
 void EventQueue::remove_at(std::size_t i) {

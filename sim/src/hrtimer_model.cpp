@@ -1,6 +1,7 @@
 #include "ufq/sim/hrtimer_model.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
@@ -30,7 +31,7 @@ void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
   timer.soft_ = soft;
   timer.hard_ = hard;
   timer.seq_ = next_seq_++;
-  timers_.insert(timer);
+  enqueue(timer);
   if (in_irq_) return;  // the handler programs the device when it finishes
   if (was_next) {
     force_reprogram();
@@ -43,6 +44,12 @@ void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
 void HrtimerModel::start_range(Hrtimer& timer, Time soft, Time slack) {
   const Time hard = soft + slack < soft ? kNever : soft + slack;
   start(timer, soft, hard);
+}
+
+void HrtimerModel::enqueue(Hrtimer& timer) {
+  auto at = timers_.end();
+  while (at != timers_.begin() && ByHardExpiry{}(timer, *std::prev(at))) --at;
+  timers_.insert(at, timer);
 }
 
 bool HrtimerModel::cancel(Hrtimer& timer) {

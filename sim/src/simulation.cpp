@@ -8,26 +8,149 @@
 
 #include "ufq/sim/simulation.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
+#include <string_view>
 
 #include "simulation_impl.hpp"
 #include "ufq/scheduler.hpp"
 
 namespace ufq::sim {
 
-const char* to_string(TrafficModel m) {
-  switch (m) {
-    case TrafficModel::edt: return "edt";
-    case TrafficModel::rate: return "rate";
-    case TrafficModel::bulk: return "bulk";
-    case TrafficModel::maxrate: return "maxrate";
-    case TrafficModel::onoff: return "onoff";
-    case TrafficModel::pcap: return "pcap";
-    case TrafficModel::churn: return "churn";
-  }
-  return "?";
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
 }
 
+bool ignored_by(const TrafficModelInfo& m, std::string_view setting) {
+  for (const IgnoredSetting& i : m.ignores)
+    if (i.setting == setting) return true;
+  return false;
+}
+
+using K = SettingRange::Kind;
+constexpr double kSec = 1e9;
+// Why the limits: a flow count and in-flight packets that fit memory, times
+// whose sums cannot overflow, rates the NIC model's integer serialisation can
+// represent, and CPU costs that keep a long run's sums within 64 bits.
+constexpr SettingRange kRanges[] = {
+    {"flows", K::count, 1, 10'000'000},
+    {"rate", K::number, 0, 1e9},  // packets/s; above 0
+    {"packet-size", K::count, 64, 65535},
+    {"inflight", K::count, 1, 1000},
+    {"duration", K::time, 1, 3600 * kSec},
+    {"interval", K::time, 1, 3600 * kSec},
+    {"queues", K::count, 1, 1024},
+    {"cpus", K::count, 1, 4096},  // and at least queues
+    {"irq-latency", K::time, 0, 1e6},
+    {"nic-latency", K::time, 0, kSec},
+    {"tx-usecs", K::time, 0, kSec},
+    {"nic-rate", K::rate, 1e6, 1e13},
+    {"ring", K::count, 1, 65536},
+    {"tx-frames", K::count, 1, 4294967295.0},
+    {"tick-hz", K::count, 0, 100'000},  // above 1 GHz the tick period rounds to 0 ns
+    {"other-irq-rate", K::number, 0, 1e8},
+    {"base-sy", K::number, 0, 100},
+    {"cost-timer-irq", K::count, 0, 1e6},
+    {"cost-nic-irq", K::count, 0, 1e6},
+    {"cost-other-irq", K::count, 0, 1e6},
+    {"cost-packet", K::count, 0, 1e6},
+    {"cost-run", K::count, 0, 1e6},
+};
+
+std::string format_rate(double bits) {
+  struct Unit {
+    double v;
+    const char* s;
+  };
+  for (const Unit u : {Unit{1e12, "tbit"}, Unit{1e9, "gbit"}, Unit{1e6, "mbit"}, Unit{1e3, "kbit"}})
+    if (bits >= u.v) return number(bits / u.v) + u.s;
+  return number(bits) + "bit";
+}
+
+std::string shown(const SettingRange& r, double v) {
+  switch (r.kind) {
+    case K::time: return format_time(static_cast<Time>(v));
+    case K::rate: return format_rate(v);
+    default: return number(v);
+  }
+}
+
+void check(std::string_view setting, double v) {
+  const SettingRange& r = setting_range(setting);
+  const bool ok = r.setting == "rate" ? v > 0 && v <= r.max : v >= r.min && v <= r.max;
+  if (!ok) throw SimConfigError(std::string(setting), shown(r, v), r.describe());
+}
+
+}  // namespace
+
+std::string SettingRange::describe() const {
+  switch (kind) {
+    case Kind::time:
+      return "a time from " + format_time(static_cast<Time>(min)) + " to " + format_time(static_cast<Time>(max));
+    case Kind::rate: return "a rate from " + format_rate(min) + " to " + format_rate(max);
+    case Kind::number:
+      return setting == "rate" ? "above 0, up to " + number(max) + " packets/s" : number(min) + ".." + number(max);
+    case Kind::count: return number(min) + ".." + number(max);
+  }
+  return "";
+}
+
+const SettingRange& setting_range(std::string_view setting) {
+  for (const SettingRange& r : kRanges)
+    if (r.setting == setting) return r;
+  throw std::out_of_range("no range for setting " + std::string(setting));
+}
+
+void validate(const SimConfig& c) {
+  const TrafficModelInfo* model = find_traffic_model(c.traffic);
+  if (!model) throw SimConfigError("traffic", c.traffic, traffic_model_names());
+  const auto d = [](auto v) { return static_cast<double>(v); };
+  if (!ignored_by(*model, "flows")) check("flows", d(c.flows));
+  if (!ignored_by(*model, "rate")) check("rate", c.rate_pps);
+  if (!ignored_by(*model, "packet-size")) check("packet-size", d(c.packet_size));
+  check("inflight", d(c.inflight));
+  check("duration", d(c.duration));
+  check("interval", d(c.interval));
+  check("queues", d(c.queues));
+  check("cpus", d(c.cpus));
+  if (c.cpus < c.queues)
+    throw SimConfigError("cpus", std::to_string(c.cpus), "at least {queues} (" + std::to_string(c.queues) + ")");
+  check("irq-latency", d(c.irq_latency));
+  check("nic-latency", d(c.nic.irq_latency));
+  check("tx-usecs", d(c.nic.tx_usecs));
+  check("nic-rate", d(c.nic.line_rate_bps));
+  check("ring", d(c.nic.ring_size));
+  check("tx-frames", d(c.nic.tx_frames));
+  check("tick-hz", d(c.tick_hz));
+  check("other-irq-rate", c.other_irq_per_s);
+  check("base-sy", c.base_sy_pct);
+  check("cost-timer-irq", d(c.cost.timer_interrupt));
+  check("cost-nic-irq", d(c.cost.nic_interrupt));
+  check("cost-other-irq", d(c.cost.other_interrupt));
+  check("cost-packet", d(c.cost.packet));
+  check("cost-run", d(c.cost.qdisc_run));
+  if (!ignored_by(*model, "flows") && d(c.flows) * c.inflight > 5e7)
+    throw SimConfigError("flows", std::to_string(c.flows) + " x {inflight} " + std::to_string(c.inflight),
+                         "at most 50000000 packets in flight (memory)");
+  // A dummy NIC hands each packet back after its latency; at 0 unpaced flows
+  // would resend forever without the simulated clock moving.
+  if (c.traffic == "bulk" && c.nic.dummy && c.nic.irq_latency == 0)
+    throw SimConfigError("nic-latency", "0",
+                         "a time from 1ns to 1s with {nic-dummy} and {traffic} bulk (unpaced flows would resend "
+                         "forever at one instant)");
+  // Every setting given is one the model declares, and in its range.
+  for (const auto& [name, value] : c.traffic_settings) {
+    (void)value;
+    if (std::none_of(model->params.begin(), model->params.end(), [&](const TrafficParam& p) { return p.name == name; }))
+      throw SimConfigError(name, "", "not a setting of traffic " + c.traffic);
+  }
+  for (const TrafficParam& p : model->params) (void)traffic_setting(*model, c.traffic_settings, p.name);
+}
 
 EventCounts& EventCounts::operator+=(const EventCounts& o) {
   packets += o.packets;

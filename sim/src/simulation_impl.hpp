@@ -23,28 +23,12 @@
 #include "ufq/driver/qdisc_runner.hpp"
 #include "ufq/sim/event_queue.hpp"
 #include "ufq/sim/hrtimer_model.hpp"
-#include "ufq/sim/pcap_trace.hpp"
+#include "ufq/sim/traffic.hpp"
 #include "ufq/sim/watchdog_hrtimer.hpp"
 #include "ufq/scheduler_concept.hpp"
 
 namespace ufq::sim::detail {
 
-
-// Portable, deterministic random numbers (the standard distributions are not
-// specified bit for bit across library versions).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : g_(seed) {}
-  std::uint64_t below(std::uint64_t n) { return n ? g_() % n : 0; }
-  double unit() { return static_cast<double>(g_() >> 11) * (1.0 / 9007199254740992.0); }
-  // Exponential with the given mean, in ns.
-  Time exponential(double mean_ns) {
-    return static_cast<Time>(-std::log(1.0 - unit()) * mean_ns) + 1;
-  }
-
- private:
-  std::mt19937_64 g_;
-};
 
 template <class Sched>
 class Simulation;
@@ -62,24 +46,7 @@ struct TxPort {
   bool xmit(Packet& p, bool more);
 };
 
-struct Flow {
-  FlowOwner owner;
-  std::uint32_t queue = 0;
-  Time gap = 0;          // EDT spacing (ns); 0 = unpaced source
-  Time next_stamp = 0;   // next EDT departure time
-  double target_pps = 0; // 0 = no target (rate error not measured)
-  std::uint32_t inflight = 0;
-  bool on = true;
-  std::uint64_t sent = 0;
-  Time first = 0, last = 0;
-  std::unique_ptr<Event> toggle;  // start, and on/off switches (churn: FlowTimers instead)
-  // pcap: the trace's packets of this flow, by index into the trace.
-  std::vector<std::uint32_t> trace_packets;
-  std::size_t trace_next = 0;
-  // churn: which life of this slot the flow is in; a packet carries it in its
-  // cookie, so one of an ended flow no longer counts against its successor.
-  std::uint32_t generation = 0;
-};
+using Flow = TrafficFlow;
 
 // A packet's cookie: the flow's slot and that slot's generation.
 inline std::uint64_t cookie_of(std::uint32_t slot, std::uint32_t generation) {
@@ -146,7 +113,7 @@ struct Cpu {
 };
 
 template <class Sched>
-class Simulation {
+class Simulation final : TrafficHost {
  public:
   Simulation(const SimConfig& cfg, std::function<void(double)> progress,
              std::function<void(Sample&)> on_sample)
@@ -157,9 +124,9 @@ class Simulation {
         progress_(std::move(progress)),
         progress_event_(q_, [this] { report_progress(); }),
         on_sample_(std::move(on_sample)) {
-    validate();
-    if (cfg_.traffic == TrafficModel::maxrate && cfg_.fq.maxrate == kUnlimitedRate)
-      cfg_.fq.maxrate = static_cast<Rate>(cfg_.rate_pps / cfg_.flows * cfg_.packet_size);
+    validate(cfg_);
+    model_ = find_traffic_model(cfg_.traffic);
+    if (model_->adjust) model_->adjust(cfg_);
     for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, q_, cfg_, i));
     make_flows();
   }
@@ -264,21 +231,16 @@ class Simulation {
   void refill(Flow& f, Cpu<Sched>& c) {
     const Time now = q_.now();
     while (f.on && f.inflight < cfg_.inflight) {
-      if (cfg_.traffic == TrafficModel::pcap && f.trace_next >= f.trace_packets.size()) return;
+      Time tstamp = 0;
+      std::uint32_t len = cfg_.packet_size;
+      if (!source_->next(f, tstamp, len)) return;
       Packet* p = take_packet();
       *p = Packet{};
-      p->cookie = cookie_of(static_cast<std::uint32_t>(&f - flows_.data()), f.generation);
+      p->cookie = cookie_of(f.slot, f.generation);
       p->owner = &f.owner;
       p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
-      p->len = cfg_.packet_size;
-      if (cfg_.traffic == TrafficModel::pcap) {
-        const TracePacket& tp = trace_.packets[f.trace_packets[f.trace_next++]];
-        p->len = tp.len;
-        p->tstamp = std::max<Time>(tp.time, 1);
-      } else if (f.gap) {
-        p->tstamp = f.next_stamp;
-        f.next_stamp += f.gap;
-      }
+      p->len = len;
+      p->tstamp = tstamp;
       ++offered_;
       if (c.fq.enqueue(*p, now) != Verdict::queued) {
         ++dropped_;
@@ -289,40 +251,47 @@ class Simulation {
     }
   }
 
-  void start_flow(Flow& f) {
+  // ------------------------------------------------------------ TrafficHost
+  Time now() const override { return q_.now(); }
+  Rng& rng() override { return rng_; }
+  const SimConfig& config() const override { return cfg_; }
+
+  void wake_at(Flow& f, Time at) override {
+    if (model_->shared_wakes)
+      flow_timers_.schedule(f.slot, at);
+    else
+      q_.schedule(*wakes_[f.slot], at);
+  }
+
+  void start(Flow& f) override {
     ++flows_created_;
     Cpu<Sched>& c = *cpus_[f.queue];
     refill(f, c);
     run_qdisc(c);
-    if (cfg_.traffic == TrafficModel::onoff)
-      q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(cfg_.on_mean)));
-    if (cfg_.traffic == TrafficModel::churn)
-      flow_timers_.schedule(slot_index(f), q_.now() + rng_.exponential(static_cast<double>(cfg_.flow_lifetime)));
+    source_->started(f, *this);
   }
 
-  // churn: the flow falls silent for good (its packets already queued still
-  // leave) and a flow with a key never used before takes its slot at once,
-  // on a transmit queue drawn afresh, its first departure a random phase
-  // within one gap away (as the first flows' were).
-  void replace_flow(Flow& f) {
+  void resume(Flow& f) override {
+    Cpu<Sched>& c = *cpus_[f.queue];
+    refill(f, c);
+    run_qdisc(c);
+  }
+
+  void renew(Flow& f) override {
     ++f.generation;
     f.owner.id = next_flow_id_++;
     f.inflight = 0;
     f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
-    f.next_stamp = q_.now() + rng_.below(f.gap) + 1;
-    start_flow(f);
   }
 
-  void toggle_flow(Flow& f) {
-    f.on = !f.on;
-    Cpu<Sched>& c = *cpus_[f.queue];
-    if (f.on) {
-      f.next_stamp = std::max(f.next_stamp, q_.now());
-      refill(f, c);
-      run_qdisc(c);
+  // A flow's wake: the first starts it, every later one is the model's.
+  void woken(Flow& f) {
+    if (!started(f)) {
+      mark_started(f);
+      start(f);
+    } else {
+      source_->wake(f, *this);
     }
-    const Time mean = f.on ? cfg_.on_mean : cfg_.off_mean;
-    q_.schedule(*f.toggle, q_.now() + rng_.exponential(static_cast<double>(mean)));
   }
 
   void report_progress() {
@@ -432,89 +401,29 @@ class Simulation {
       a.time_next_delayed_flow = b.time_next_delayed_flow;
   }
 
-  const SimConfig& config() const { return cfg_; }
 
  private:
-  void validate() const {
-    if (cfg_.flows == 0) throw std::invalid_argument("--flows must be at least 1");
-    if (cfg_.queues == 0) throw std::invalid_argument("--queues must be at least 1");
-    if (cfg_.cpus < cfg_.queues) throw std::invalid_argument("--cpus must be at least --queues");
-    if (!(cfg_.rate_pps > 0) && cfg_.traffic != TrafficModel::bulk && cfg_.traffic != TrafficModel::pcap)
-      throw std::invalid_argument("--rate must be positive");
-    if (cfg_.packet_size == 0) throw std::invalid_argument("--packet-size must be at least 1");
-    if (cfg_.duration == 0) throw std::invalid_argument("--duration must be positive");
-    if (cfg_.interval == 0) throw std::invalid_argument("--interval must be positive");
-    if (cfg_.inflight == 0) throw std::invalid_argument("--inflight must be at least 1");
-    if (cfg_.traffic == TrafficModel::pcap && cfg_.pcap_file.empty())
-      throw std::invalid_argument("--traffic pcap needs --pcap FILE");
-    if (cfg_.traffic == TrafficModel::churn && cfg_.flow_lifetime == 0)
-      throw std::invalid_argument("--flow-lifetime must be positive");
-  }
-
   void make_flows() {
-    if (cfg_.traffic == TrafficModel::pcap) {
-      trace_ = read_pcap(cfg_.pcap_file);
-      cfg_.flows = static_cast<std::uint32_t>(trace_.flows);
-      if (cfg_.flows == 0) throw std::invalid_argument("the capture " + cfg_.pcap_file + " has no packet");
-    }
+    source_ = model_->make(cfg_, cfg_.traffic_settings);
+    cfg_.flows = source_->flows(cfg_);
     flows_.resize(cfg_.flows);
-    if (cfg_.traffic == TrafficModel::churn) flow_timers_.reserve(cfg_.flows);
-    const double per_flow_pps = cfg_.rate_pps / cfg_.flows;
+    if (model_->shared_wakes)
+      flow_timers_.reserve(cfg_.flows);
+    else
+      wakes_.reserve(cfg_.flows);
     for (std::uint32_t i = 0; i < cfg_.flows; ++i) {
       Flow& f = flows_[i];
+      f.slot = i;
       f.owner.id = i + 1;
       f.owner.kind = FlowOwner::Kind::connected;
       f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
-      Time phase = 0;
-      switch (cfg_.traffic) {
-        case TrafficModel::edt:
-        case TrafficModel::onoff:
-        case TrafficModel::churn:  // short lives: no rate measured
-          f.owner.tcp = true;
-          f.gap = static_cast<Time>(std::llround(1e9 / per_flow_pps));
-          f.target_pps = cfg_.traffic == TrafficModel::edt ? 1e9 / static_cast<double>(f.gap) : 0;
-          phase = rng_.below(f.gap);
-          f.next_stamp = phase + 1;  // 0 would mean "no timestamp"
-          break;
-        case TrafficModel::rate:
-          f.owner.pacing_rate = f.owner.max_pacing_rate =
-              static_cast<Rate>(std::llround(per_flow_pps * cfg_.packet_size));
-          f.target_pps = static_cast<double>(f.owner.pacing_rate) / cfg_.packet_size;
-          phase = rng_.below(static_cast<std::uint64_t>(1e9 / per_flow_pps));
-          break;
-        case TrafficModel::maxrate:
-          f.target_pps = static_cast<double>(cfg_.fq.maxrate) / cfg_.packet_size;
-          phase = rng_.below(static_cast<std::uint64_t>(1e9 / per_flow_pps));
-          break;
-        case TrafficModel::bulk:
-          phase = rng_.below(1000);
-          break;
-        case TrafficModel::pcap:
-          break;
-      }
-      if (cfg_.traffic == TrafficModel::churn) {
-        flow_timers_.schedule(i, phase);
+      const Time start_at = source_->init(f, *this);
+      if (model_->shared_wakes) {
+        if (start_at != kNever) flow_timers_.schedule(i, start_at);
         continue;
       }
-      f.toggle = std::make_unique<Event>(q_, [this, &f] {
-        if (!started(f)) {
-          mark_started(f);
-          start_flow(f);
-        } else {
-          toggle_flow(f);
-        }
-      });
-      if (cfg_.traffic != TrafficModel::pcap) q_.schedule(*f.toggle, phase);
-    }
-    if (cfg_.traffic == TrafficModel::pcap) {
-      // Packets enqueue a little ahead of their departure time (as TSQ lets TCP do).
-      for (std::uint32_t k = 0; k < trace_.packets.size(); ++k)
-        flows_[trace_.packets[k].flow].trace_packets.push_back(k);
-      for (Flow& f : flows_) {
-        if (f.trace_packets.empty()) continue;
-        const Time t = trace_.packets[f.trace_packets.front()].time;
-        q_.schedule(*f.toggle, t > kLead ? t - kLead : 0);
-      }
+      wakes_.push_back(std::make_unique<Event>(q_, [this, &f] { woken(f); }));
+      if (start_at != kNever) q_.schedule(*wakes_.back(), start_at);
     }
     const std::size_t pool = static_cast<std::size_t>(cfg_.flows) * cfg_.inflight;
     packets_.resize(pool);
@@ -524,34 +433,25 @@ class Simulation {
     next_flow_id_ = static_cast<std::uint64_t>(cfg_.flows) + 1;
   }
 
-  std::uint32_t slot_index(const Flow& f) const { return static_cast<std::uint32_t>(&f - flows_.data()); }
   bool started(const Flow& f) const { return started_[static_cast<std::size_t>(&f - flows_.data())]; }
   void mark_started(const Flow& f) { started_[static_cast<std::size_t>(&f - flows_.data())] = true; }
-
-  static constexpr Time kLead = kNsecPerMsec;
 
   SimConfig cfg_;
   EventQueue q_;
   Rng rng_;
   std::vector<std::unique_ptr<Cpu<Sched>>> cpus_;
+  const TrafficModelInfo* model_ = nullptr;
+  std::unique_ptr<TrafficSource> source_;
   std::vector<Flow> flows_;
+  std::vector<std::unique_ptr<Event>> wakes_;  // per flow, unless the model's wakes are shared
   std::vector<bool> started_;
   std::deque<Packet> packets_;
   std::vector<Packet*> free_;
-  Trace trace_;
   Rng other_rng_;
   Time next_other_irq_ = kNever;
   Event sampler_;
-  // churn: a flow's first timer starts it, every later one replaces it.
-  FlowTimers flow_timers_{q_, [this](std::uint32_t slot) {
-    Flow& f = flows_[slot];
-    if (!started(f)) {
-      mark_started(f);
-      start_flow(f);
-    } else {
-      replace_flow(f);
-    }
-  }};
+  // The flows' wakes when the model shares them (churn).
+  FlowTimers flow_timers_{q_, [this](std::uint32_t slot) { woken(flows_[slot]); }};
   std::uint64_t other_irqs_ = 0;
   std::uint64_t offered_ = 0, dropped_ = 0, sent_ = 0;
   Histogram lateness_;

@@ -199,6 +199,9 @@ Table sim_table() {
              {"sim", "-q", "--traffic", "onoff"});
   t.files("--pcap", {"", "/nonexistent.pcap", "/", "/dev/zero", "/dev/urandom"}, {"sim", "-q", "--traffic", "pcap"});
   t.add({"--pcap", {"sim", "-q", "--traffic", "pcap"}, {"--pcap"}});
+  t.files("--csv", {"", "/nonexistent.csv", "/", "/dev/zero", "/dev/urandom"}, {"sim", "-q", "--traffic", "csv"});
+  t.add({"--csv", {"sim", "-q", "--traffic", "csv"}, {"--csv"}});
+  t.add({"--csv", {"sim", "-q", "--duration", "1ms", "--csv", "x.csv"}, {"--csv \"x.csv\"", "--traffic csv"}});
   t.values("--flow-lifetime", kTimeGarbage + std::vector<std::string>{"0", "999us", "86401s"}, "1ms to 86400s",
            {"sim", "-q", "--traffic", "churn"});
   // An option the traffic model would ignore (--duration 1ms: accepted, it would print a run).

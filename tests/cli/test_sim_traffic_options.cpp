@@ -18,7 +18,7 @@ using ufq::testing::run_ufq;
 // Short enough that an option wrongly accepted ends in a quick exit 0, not a hang.
 constexpr const char* kTiny = "sim -q --duration 10ms --interval 10ms --queues 1 --cpus 1 --nic-rate 10mbit";
 
-const std::vector<std::string> kModels = {"edt", "rate", "bulk", "maxrate", "onoff", "pcap", "churn"};
+const std::vector<std::string> kModels = {"edt", "rate", "bulk", "maxrate", "onoff", "pcap", "churn", "csv"};
 
 void put32(std::ofstream& out, std::uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); }
 void put16(std::ofstream& out, std::uint16_t v) { out.write(reinterpret_cast<const char*>(&v), 2); }
@@ -56,17 +56,25 @@ std::string write_capture() {
 
 class CliSimTraffic : public ::testing::Test {
  protected:
-  void SetUp() override { capture_ = write_capture(); }
-  void TearDown() override { std::remove(capture_.c_str()); }
+  void SetUp() override {
+    capture_ = write_capture();
+    csv_ = ufq::testing::temp_path("traffic.csv");
+    std::ofstream(csv_) << "time_ns,flow,bytes\n1000000,7,100\n2000000,9,200\n3000000,7,100\n";
+  }
+  void TearDown() override {
+    std::remove(capture_.c_str());
+    std::remove(csv_.c_str());
+  }
 
   // `ufq sim` for `model`: its own required options plus `extra`.
   ufq::testing::Result sim(const std::string& model, const std::string& extra) const {
     std::string args = std::string(kTiny) + " --traffic " + model;
     if (model == "pcap" && extra.find("--pcap") == std::string::npos) args += " --pcap '" + capture_ + "'";
+    if (model == "csv" && extra.find("--csv") == std::string::npos) args += " --csv '" + csv_ + "'";
     return run_ufq(args + " " + extra);
   }
 
-  std::string capture_;
+  std::string capture_, csv_;
 };
 
 TEST_F(CliSimTraffic, EachModelRunsWithTheOptionsItReads) {
@@ -77,11 +85,12 @@ TEST_F(CliSimTraffic, EachModelRunsWithTheOptionsItReads) {
       {"bulk", "--flows 10 --packet-size 100"},
       {"onoff", "--flows 10 --rate 1000 --on 1ms --off 2ms"},
       {"churn", "--flows 10 --rate 1000 --flow-lifetime 1ms"},
-      {"pcap", "--inflight 1"}};
+      {"pcap", "--inflight 1"},
+      {"csv", "--inflight 1 --packet-size 100"}};
   for (const auto& [model, extra] : runs) {
     const auto r = sim(model, extra);
     EXPECT_EQ(r.status, 0) << model << " " << extra << ": " << r.err;
-    const std::string flows = model == "pcap" ? "2" : "10";  // the capture holds two 5-tuples
+    const std::string flows = model == "pcap" || model == "csv" ? "2" : "10";  // the traces hold two flows
     EXPECT_NE(r.out.find("ufq sim: " + flows + " " + model + " flows"), std::string::npos) << model << ": " << r.out;
   }
 }
@@ -91,6 +100,7 @@ TEST_F(CliSimTraffic, OptionsOfAnotherModelAreRefused) {
     std::string option, value, model;
   };
   const std::vector<OnlyFor> options = {{"--pcap", capture_, "pcap"},
+                                        {"--csv", csv_, "csv"},
                                         {"--on", "1ms", "onoff"},
                                         {"--off", "1ms", "onoff"},
                                         {"--flow-lifetime", "1s", "churn"}};
@@ -116,7 +126,8 @@ TEST_F(CliSimTraffic, OptionsAModelOverridesAreRefused) {
     std::string model, option, value;
   };
   for (const auto& i : {Ignored{"pcap", "--flows", "10"}, Ignored{"pcap", "--rate", "1000"},
-                        Ignored{"pcap", "--packet-size", "100"}, Ignored{"bulk", "--rate", "1000"}}) {
+                        Ignored{"pcap", "--packet-size", "100"}, Ignored{"bulk", "--rate", "1000"},
+                        Ignored{"csv", "--flows", "10"}, Ignored{"csv", "--rate", "1000"}}) {
     const auto r = sim(i.model, i.option + " " + i.value);
     const std::string says = i.option + " \"" + i.value + "\": not used with --traffic " + i.model + " (";
     EXPECT_EQ(r.status, 2) << i.model << " " << i.option;

@@ -20,10 +20,10 @@ constexpr double kGapS = kAlive / kRate;
 
 SimConfig churn(Compat compat) {
   SimConfig c;
-  c.traffic = TrafficModel::churn;
+  c.traffic = "churn";
   c.flows = kAlive;
   c.rate_pps = kRate;
-  c.flow_lifetime = kLifetime;
+  c.traffic_settings["flow-lifetime"] = kLifetime;
   c.inflight = 1;
   c.duration = 30 * kNsecPerSec;
   c.interval = kNsecPerSec;
@@ -101,7 +101,7 @@ TEST(Churn, FastAndReferenceSchedulersGiveTheSameRun) {
 TEST(Churn, EveryEndedFlowIsReplacedByANewKey) {
   SimConfig c = churn(Compat::latest);
   c.duration = 10 * kNsecPerSec;
-  c.flow_lifetime = 1'000 * kNsecPerSec;  // almost no ends: fq holds just the alive flows
+  c.traffic_settings["flow-lifetime"] = Time{1'000 * kNsecPerSec};  // almost no ends: fq holds just the alive flows
   const SimResult few = simulate(c);
   EXPECT_LT(few.flows_created, kAlive + kAlive / 50);
   EXPECT_LE(few.samples.back().census.flows, few.flows_created);
@@ -111,7 +111,7 @@ TEST(Churn, EveryEndedFlowIsReplacedByANewKey) {
 
 TEST(Churn, RefusesAZeroLifetime) {
   SimConfig c = churn(Compat::latest);
-  c.flow_lifetime = 0;
+  c.traffic_settings["flow-lifetime"] = Time{0};
   EXPECT_THROW(simulate(c), std::invalid_argument);
 }
 

@@ -51,16 +51,53 @@ TEST(CliSim, CompareGivesOneObjectPerValue) {
   EXPECT_NE(t.out.find("ratio"), std::string::npos);
 }
 
-TEST(CliSim, PlotsArePngFiles) {
+TEST(CliSim, PlotsArePngAndSvgFiles) {
   const std::string dir = ::testing::TempDir() + "ufq_plot_" + std::to_string(::getpid());
   const auto r = run_ufq(std::string(kSmall) + " --compare timer_slack=0,10us --plot '" + dir + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* f : {"interrupts.png", "lateness_cdf.png", "batch.png", "sweep.png"}) {
-    const auto p = std::filesystem::path(dir) / f;
-    ASSERT_TRUE(std::filesystem::exists(p)) << p;
-    EXPECT_GT(std::filesystem::file_size(p), 1000u) << p;
-  }
+  for (const char* plot : {"interrupts", "lateness_cdf", "batch", "sweep"})
+    for (const char* ext : {".png", ".svg"}) {
+      const auto p = std::filesystem::path(dir) / (std::string(plot) + ext);
+      ASSERT_TRUE(std::filesystem::exists(p)) << p;
+      EXPECT_GT(std::filesystem::file_size(p), 1000u) << p;
+    }
+  // The swept value is the x coordinate (us), not a category index.
+  const std::string sweep = ufq::testing::slurp(dir + "/sweep.dat");
+  EXPECT_NE(sweep.find("\n0 \"0\" "), std::string::npos) << sweep;
+  EXPECT_NE(sweep.find("\n10 \"10us\" "), std::string::npos) << sweep;
   std::filesystem::remove_all(dir);
+}
+
+// Values spanning decades go on a log axis, 0 one decade left of the smallest.
+TEST(CliSim, SweepOverDecadesIsLogarithmic) {
+  const std::string dir = ::testing::TempDir() + "ufq_plot_log_" + std::to_string(::getpid());
+  const auto r = run_ufq(std::string(kSmall) + " --compare timer_slack=0,1us,1ms --plot '" + dir + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string sweep = ufq::testing::slurp(dir + "/sweep.dat");
+  EXPECT_NE(sweep.find("\n0.1 \"0\" "), std::string::npos) << sweep;
+  EXPECT_NE(sweep.find("\n1000 \"1ms\" "), std::string::npos) << sweep;
+  const std::string script = ufq::testing::slurp(dir + "/plots.gp");
+  EXPECT_NE(script.find("set logscale x\nset xrange [*:*] noextend"), std::string::npos);
+  EXPECT_NE(script.find("set xtics add ('0' 0.1)"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// gnuplot is started without a shell and in the plot directory: a directory
+// name with spaces, `$(...)` and backquotes is only a name.
+TEST(CliSim, PlotDirectoryNameIsNeverRunByAShell) {
+  const std::string base = ::testing::TempDir() + "ufq_plot_names_" + std::to_string(::getpid());
+  std::filesystem::create_directories(base);
+  const std::string dir = base + "/a b $(touch injected) `touch injected2` ; touch injected3";
+  const auto direct = run_ufq(std::string(kSmall) + " --compare timer_slack=0,10us --plot '" + dir + "'");
+  ASSERT_EQ(direct.status, 0) << direct.err;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "sweep.png"));
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "sweep.svg"));
+  for (const char* f : {"injected", "injected2", "injected3"}) {
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(base) / f)) << f;
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / f)) << f;
+    EXPECT_FALSE(std::filesystem::exists(f)) << f;
+  }
+  std::filesystem::remove_all(base);
 }
 
 TEST(CliSim, RefusesBadArguments) {

@@ -138,6 +138,39 @@ TEST(EventQueue, QueueMayDieBeforeItsEvents) {
   EXPECT_FALSE(e.armed());
 }  // e's destructor must not touch the dead queue
 
+// The event that has just run keeps its heap slot until the next operation
+// (event_queue.hpp): size, next_time and destruction must not see it.
+TEST(EventQueue, TheEventThatRanIsGoneAtOnce) {
+  auto q = std::make_unique<EventQueue>();
+  std::size_t size_inside = 99;
+  Time next_inside = 0;
+  auto first = std::make_unique<Event>(*q, [&] {
+    size_inside = q->size();
+    next_inside = q->next_time();
+  });
+  Event second(*q, [] {});
+  Event third(*q, [] {});
+  q->schedule(*first, 1);
+  q->schedule(second, 3);
+  q->schedule(third, 2);
+  ASSERT_TRUE(q->run_next());
+  EXPECT_EQ(size_inside, 2u);
+  EXPECT_EQ(next_inside, 2u);
+  EXPECT_FALSE(first->armed());
+  EXPECT_EQ(q->size(), 2u);
+  EXPECT_EQ(q->next_time(), 2u);
+  first.reset();  // the one that ran dies; the queue must not touch it again
+  ASSERT_TRUE(q->run_next());
+  EXPECT_EQ(q->now(), 2u);
+  EXPECT_TRUE(q->cancel(second));
+  EXPECT_TRUE(q->empty());
+  EXPECT_EQ(q->next_time(), kNever);
+  q->schedule(third, 5);
+  ASSERT_TRUE(q->run_next());
+  Event last(*q, [] {});
+  q.reset();  // dies with the slot of `third` vacant
+}
+
 // A random program of arms, moves and cancels, many at equal times, run against
 // the heap and against a linear-scan reference of the same contract.
 struct RandomProgram {

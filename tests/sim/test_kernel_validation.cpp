@@ -30,7 +30,7 @@ nlohmann::json load(const std::string& name) {
 // SO_MAX_PACING_RATE keeping ~5 datagrams of 100 bytes (142 on the wire) queued.
 SimConfig guest(const Case& c) {
   SimConfig s;
-  s.traffic = TrafficModel::rate;
+  s.traffic = "rate";
   s.flows = c.flows;
   s.rate_pps = c.flows * c.pps_per_flow;
   s.packet_size = 142;

@@ -15,7 +15,7 @@
 namespace ufq::sim {
 namespace {
 
-SimConfig small(std::uint32_t slack_ns, TrafficModel traffic = TrafficModel::edt) {
+SimConfig small(std::uint32_t slack_ns, const std::string& traffic = "edt") {
   SimConfig c;
   c.traffic = traffic;
   c.flows = 200;
@@ -46,19 +46,19 @@ TEST(Simulation, SameSeedSameBytes) {
 // The fast scheduler decides exactly as the reference, so a whole simulation
 // gives the same bytes with either.
 TEST(Simulation, FastAndReferenceSchedulersGiveTheSameRun) {
-  for (auto t : {TrafficModel::edt, TrafficModel::rate, TrafficModel::onoff}) {
+  for (std::string t : {"edt", "rate", "onoff"}) {
     SimConfig c = small(10'000, t);
     c.scheduler = SchedulerKind::reference;
     const std::string ref = to_json(simulate_reference(c));
     c.scheduler = SchedulerKind::fast;
-    EXPECT_EQ(ref, to_json(simulate(c))) << to_string(t);
+    EXPECT_EQ(ref, to_json(simulate(c))) << t;
   }
 }
 
 TEST(Simulation, AccountsForEveryPacket) {
-  for (auto t : {TrafficModel::edt, TrafficModel::rate, TrafficModel::bulk, TrafficModel::maxrate,
-                 TrafficModel::onoff}) {
-    SCOPED_TRACE(to_string(t));
+  for (std::string t : {"edt", "rate", "bulk", "maxrate",
+                 "onoff"}) {
+    SCOPED_TRACE(t);
     const SimResult r = simulate(small(10'000, t));
     EXPECT_GT(r.packets_sent, 0u);
     expect_accounting(r);
@@ -77,7 +77,7 @@ TEST(Simulation, EdtFlowsKeepTheirRate) {
 }
 
 TEST(Simulation, RateFlowsPacedByFqKeepTheirRate) {
-  SimConfig c = small(10'000, TrafficModel::rate);
+  SimConfig c = small(10'000, "rate");
   c.duration = 2 * kNsecPerSec;
   c.inflight = 4;
   const SimResult r = simulate(c);
@@ -126,9 +126,9 @@ TEST(Simulation, RefusesImpossibleConfigurations) {
   c = small(0);
   c.cpus = 1;
   EXPECT_THROW(simulate(c), std::invalid_argument);
-  c = small(0, TrafficModel::pcap);
+  c = small(0, "pcap");
   EXPECT_THROW(simulate(c), std::invalid_argument);  // no --pcap file
-  c.pcap_file = "/nonexistent/trace.pcap";
+  c.traffic_settings["pcap"] = std::string("/nonexistent/trace.pcap");
   EXPECT_THROW(simulate(c), std::invalid_argument);
 }
 
@@ -166,8 +166,8 @@ std::string write_trace(int flows, int packets_per_flow, int gap_us) {
 
 TEST(Simulation, ReplaysACapture) {
   const std::string path = write_trace(5, 100, 1000);
-  SimConfig c = small(10'000, TrafficModel::pcap);
-  c.pcap_file = path;
+  SimConfig c = small(10'000, "pcap");
+  c.traffic_settings["pcap"] = path;
   c.duration = 200 * kNsecPerMsec;
   const SimResult r = simulate(c);
   std::filesystem::remove(path);
@@ -176,6 +176,52 @@ TEST(Simulation, ReplaysACapture) {
   EXPECT_EQ(r.qdisc.bytes, 500u * 1000u);
   expect_accounting(r);
   EXPECT_LE(r.lateness.max(), 2 * 10'000u + c.irq_latency);
+}
+
+}  // namespace
+}  // namespace ufq::sim
+
+namespace ufq::sim {
+namespace {
+
+// The library refuses in its own words: the setting's name, never a command
+// line's option (ufq sim maps them, tests/cli/test_bad_input.cpp).
+TEST(Simulation, RefusalsNameTheSettingInTheLibrarysWords) {
+  struct Case {
+    SimConfig c;
+    std::string setting, what;
+  };
+  std::vector<Case> cases;
+  auto add = [&](auto change, const std::string& setting, const std::string& what) {
+    SimConfig c;
+    change(c);
+    cases.push_back({c, setting, what});
+  };
+  add([](SimConfig& c) { c.flows = 0; }, "flows", "flows 0: expected 1..10000000");
+  add([](SimConfig& c) { c.packet_size = 10; }, "packet-size", "packet-size 10: expected 64..65535");
+  add([](SimConfig& c) { c.cpus = 4; }, "cpus", "cpus 4: expected at least queues (8)");
+  add([](SimConfig& c) { c.duration = 0; }, "duration", "duration 0ns: expected a time from 1ns to 3600s");
+  add([](SimConfig& c) { c.traffic = "nope"; }, "traffic",
+      "traffic nope: expected bulk, churn, csv, edt, maxrate, onoff, pcap or rate");
+  add([](SimConfig& c) {
+        c.traffic = "onoff";
+        c.traffic_settings["on"] = Time{10};
+      },
+      "on", "on 10ns: expected a time from 1us to 86400s");
+  add([](SimConfig& c) { c.traffic_settings["csv"] = std::string("x.csv"); }, "csv",
+      "csv \"\": expected not a setting of traffic edt");
+  add([](SimConfig& c) { c.traffic = "csv"; }, "csv", "csv \"\": expected a file to read (traffic csv needs one)");
+  for (const Case& k : cases) {
+    try {
+      validate(k.c);
+      ADD_FAILURE() << k.what << ": accepted";
+    } catch (const SimConfigError& e) {
+      EXPECT_EQ(e.setting(), k.setting);
+      EXPECT_EQ(std::string(e.what()), k.what);
+      EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(simulate(k.c), SimConfigError) << k.what;
+  }
 }
 
 }  // namespace

@@ -9,9 +9,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+#include <tuple>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,14 +36,15 @@ namespace {
 
 struct SimArgs {
   std::string traffic = "edt";
-  std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs, on = "100ms",
-              off = "100ms";
+  std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs;
+  // The traffic models' own settings (--on, --pcap, --csv, ...), as given.
+  std::map<std::string, std::string> model_options;        // bound to the options (every one)
+  std::map<std::string, std::string> given_model_options;  // those given
   std::string compat = "5.7";
   std::string scheduler = "fast";
   std::string compare;
   std::string plot_dir;
   std::string nic_rate;
-  std::string flow_lifetime = "30s";
   bool json = false, tc_stats = false, quiet = false, soak = false, rss = false;
 };
 
@@ -49,106 +55,150 @@ bool parse_duration(const std::string& word, Time& out) {
   return t.has_value();
 }
 
+// The models that declare the setting `name`, as "--traffic a" or "--traffic a or --traffic b".
+std::string models_declaring(const std::string& name) {
+  std::string s;
+  for (const sim::TrafficModelInfo* m : sim::traffic_models())
+    for (const sim::TrafficParam& p : m->params)
+      if (p.name == name) s += (s.empty() ? "--traffic " : " or --traffic ") + m->name;
+  return s;
+}
+
 // An option given that the chosen traffic model would never read: refused,
 // so a forgotten or mistyped --traffic does not silently run another
 // experiment. Returns the refusal, or "" when every given option is used.
-std::string option_unused_by_traffic(const CLI::App& sub, const std::string& traffic) {
-  struct OnlyFor {
-    const char* option;
-    const char* traffic;  // the one model that reads it
-  };
-  static const OnlyFor kOnlyFor[] = {
-      {"--pcap", "pcap"}, {"--on", "onoff"}, {"--off", "onoff"}, {"--flow-lifetime", "churn"}};
-  struct IgnoredBy {
-    const char* option;
-    const char* traffic;
-    const char* why;
-  };
-  static const IgnoredBy kIgnoredBy[] = {
-      {"--flows", "pcap", "the capture's 5-tuples make the flows"},
-      {"--rate", "pcap", "the capture's times set the pace"},
-      {"--packet-size", "pcap", "each packet keeps its captured length"},
-      {"--rate", "bulk", "unpaced flows: the NIC sets the pace"}};
-  const auto given = [&](const char* option) -> std::string {
+// Both lists come from the models' declarations (ufq/sim/traffic.hpp).
+std::string option_unused_by_traffic(const CLI::App& sub, const sim::TrafficModelInfo& model) {
+  const auto given = [&](const std::string& option) -> std::string {
     const CLI::Option* o = sub.get_option_no_throw(option);
     return o && o->count() > 0 && !o->results().empty() ? "\"" + o->results().back() + "\"" : std::string();
   };
-  for (const auto& [option, only] : kOnlyFor)
-    if (traffic != only)
-      if (const std::string v = given(option); !v.empty())
-        return std::string(option) + " " + v + ": only used with --traffic " + only + " (got --traffic " + traffic +
-               ")";
-  for (const auto& [option, model, why] : kIgnoredBy)
-    if (traffic == model)
-      if (const std::string v = given(option); !v.empty())
-        return std::string(option) + " " + v + ": not used with --traffic " + model + " (" + why + ")";
+  for (const sim::TrafficModelInfo* m : sim::traffic_models())
+    for (const sim::TrafficParam& p : m->params) {
+      const bool mine = std::any_of(model.params.begin(), model.params.end(),
+                                    [&](const sim::TrafficParam& q) { return q.name == p.name; });
+      if (mine) continue;
+      if (const std::string v = given("--" + p.name); !v.empty())
+        return "--" + p.name + " " + v + ": only used with " + models_declaring(p.name) + " (got --traffic " +
+               model.name + ")";
+    }
+  for (const sim::IgnoredSetting& i : model.ignores)
+    if (const std::string v = given("--" + i.setting); !v.empty())
+      return "--" + i.setting + " " + v + ": not used with --traffic " + model.name + " (" + i.why + ")";
   return "";
 }
 
-int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
-  static const std::pair<const char*, sim::TrafficModel> kModels[] = {
-      {"edt", sim::TrafficModel::edt},         {"rate", sim::TrafficModel::rate},
-      {"bulk", sim::TrafficModel::bulk},       {"maxrate", sim::TrafficModel::maxrate},
-      {"onoff", sim::TrafficModel::onoff},     {"pcap", sim::TrafficModel::pcap},
-      {"churn", sim::TrafficModel::churn}};
-  bool known = false;
-  for (const auto& [name, model] : kModels)
-    if (a.traffic == name) {
-      cfg.traffic = model;
-      known = true;
+// The model's settings from their options, parsed by their declared type;
+// the library checks the values (sim::validate).
+std::string read_model_options(const SimArgs& a, const sim::TrafficModelInfo& model, sim::SimConfig& cfg) {
+  for (const sim::TrafficParam& p : model.params) {
+    const auto given = a.given_model_options.find(p.name);
+    if (given == a.given_model_options.end()) continue;
+    switch (p.type) {
+      case sim::TrafficParam::Type::time: {
+        Time t = 0;
+        if (!parse_duration(given->second, t))
+          return "--" + p.name + " \"" + given->second + "\": expected a time from " + sim::format_time(p.min) +
+                 " to " + sim::format_time(p.max) + " (e.g. " + sim::format_time(p.default_time) + ")";
+        cfg.traffic_settings[p.name] = t;
+        break;
+      }
+      case sim::TrafficParam::Type::file:
+        cfg.traffic_settings[p.name] = given->second;
+        break;
     }
-  if (!known)
-    return fail("--traffic \"" + a.traffic + "\": expected edt, rate, bulk, maxrate, onoff, pcap or churn");
-  if (const std::string unused = option_unused_by_traffic(sub, a.traffic); !unused.empty()) return fail(unused);
+  }
+  return "";
+}
 
-  // Workload and machine.
-  if (!parse_duration(a.duration, cfg.duration) || cfg.duration == 0 || cfg.duration > 3600 * kNsecPerSec)
-    return fail("--duration \"" + a.duration + "\": expected a time from 1ns to 3600s (e.g. 20s, 500ms)");
-  if (!parse_duration(a.interval, cfg.interval) || cfg.interval == 0 || cfg.interval > 3600 * kNsecPerSec)
-    return fail("--interval \"" + a.interval + "\": expected a time from 1ns to 3600s (e.g. 2s)");
-  if (!parse_duration(a.irq_latency, cfg.irq_latency) || cfg.irq_latency > kNsecPerMsec)
-    return fail("--irq-latency \"" + a.irq_latency + "\": expected a time from 0 to 1ms (e.g. 1us)");
+// A refusal of the library (sim::SimConfigError) in the tool's words: its
+// setting is the option of the same name, and a time is shown as it was given.
+std::string as_option(const sim::SimConfigError& e, const SimArgs& a, const sim::TrafficModelInfo& model) {
+  std::string value = e.value().empty() ? std::string("\"\"") : e.value();
+  const auto given = a.given_model_options.find(e.setting());
+  const bool time = std::any_of(model.params.begin(), model.params.end(), [&](const sim::TrafficParam& p) {
+    return p.name == e.setting() && p.type == sim::TrafficParam::Type::time;
+  });
+  if (given != a.given_model_options.end() && !given->second.empty() && (time || e.value().empty()))
+    value = "\"" + given->second + "\"";
+  const auto option = [](const std::string& setting) { return "--" + setting; };
+  return "--" + e.setting() + " " + sim::SimConfigError::with_names(value, option) +
+         ": expected " + sim::SimConfigError::with_names(e.expected(), option);
+}
+
+// A word that is a whole number the option's type can hold; the range is the
+// library's (sim::setting_range), checked by sim::validate and quoted here.
+CLI::Validator count_word(std::string_view setting, std::uint64_t type_max) {
+  const std::string range = sim::setting_range(setting).describe();
+  return CLI::Validator(
+      [range, type_max](std::string& word) -> std::string {
+        const std::string refusal = "\"" + word + "\" is not an integer in " + range;
+        if (word.empty() || word.size() > 20 ||
+            !std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          return refusal;
+        errno = 0;
+        const unsigned long long v = std::strtoull(word.c_str(), nullptr, 10);
+        return errno != 0 || v > type_max ? refusal : std::string();
+      },
+      range);
+}
+
+// A word that is a finite number; the range is the library's, as above.
+CLI::Validator number_word(std::string_view setting) {
+  const std::string range = sim::setting_range(setting).describe();
+  return CLI::Validator(
+      [range](std::string& word) -> std::string {
+        char* end = nullptr;
+        const double v = word.empty() ? NAN : std::strtod(word.c_str(), &end);
+        if (word.empty() || *end != '\0' || !std::isfinite(v)) return "\"" + word + "\" is not a number: expected " + range;
+        return std::string();
+      },
+      range);
+}
+
+// A time option's word: parsed here, its range checked by sim::validate.
+std::string read_time(const char* setting, const std::string& word, Time& out) {
+  if (parse_duration(word, out)) return "";
+  return std::string("--") + setting + " \"" + word + "\": expected " + sim::setting_range(setting).describe();
+}
+
+int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
+  // The models' options given on the command line.
+  a.given_model_options.clear();
+  for (const auto& [name, text] : a.model_options)
+    if (const CLI::Option* o = sub.get_option_no_throw("--" + name); o && o->count() > 0)
+      a.given_model_options[name] = text;
+  const sim::TrafficModelInfo* model = sim::find_traffic_model(a.traffic);
+  if (!model) return fail("--traffic \"" + a.traffic + "\": expected " + sim::traffic_model_names());
+  cfg.traffic = model->name;
+  if (const std::string unused = option_unused_by_traffic(sub, *model); !unused.empty()) return fail(unused);
+  if (const std::string bad = read_model_options(a, *model, cfg); !bad.empty()) return fail(bad);
+
+  // Workload and machine: times and rates parsed here, every range checked by
+  // the library (sim::validate, below).
+  for (const auto& [setting, word, out] :
+       {std::tuple<const char*, const std::string&, Time&>{"duration", a.duration, cfg.duration},
+        {"interval", a.interval, cfg.interval},
+        {"irq-latency", a.irq_latency, cfg.irq_latency}})
+    if (const std::string bad = read_time(setting, word, out); !bad.empty()) return fail(bad);
   cfg.nic.irq_latency = cfg.irq_latency;
-  if (!a.nic_latency.empty() &&
-      (!parse_duration(a.nic_latency, cfg.nic.irq_latency) || cfg.nic.irq_latency > kNsecPerSec))
-    return fail("--nic-latency \"" + a.nic_latency + "\": expected a time from 0 to 1s (e.g. 1us)");
-  if (!a.tx_usecs.empty() && (!parse_duration(a.tx_usecs, cfg.nic.tx_usecs) || cfg.nic.tx_usecs > kNsecPerSec))
-    return fail("--tx-usecs \"" + a.tx_usecs + "\": expected a time from 0 to 1s (e.g. 16us)");
-  // Below 1us the switches alone swamp the run; above a day the exponential draws overflow.
-  if (!parse_duration(a.on, cfg.on_mean) || !parse_duration(a.off, cfg.off_mean) || cfg.on_mean < kNsecPerUsec ||
-      cfg.off_mean < kNsecPerUsec || cfg.on_mean > 86400 * kNsecPerSec || cfg.off_mean > 86400 * kNsecPerSec)
-    return fail("--on/--off \"" + a.on + "\"/\"" + a.off + "\": expected times from 1us to 86400s (e.g. 100ms)");
+  if (!a.nic_latency.empty())
+    if (const std::string bad = read_time("nic-latency", a.nic_latency, cfg.nic.irq_latency); !bad.empty())
+      return fail(bad);
+  if (!a.tx_usecs.empty())
+    if (const std::string bad = read_time("tx-usecs", a.tx_usecs, cfg.nic.tx_usecs); !bad.empty()) return fail(bad);
   if (!a.nic_rate.empty()) {
     const auto bits = tc::parse_rate_bits(a.nic_rate);
-    if (!bits || *bits < 1e6 || *bits > 1e13)
-      return fail("--nic-rate \"" + a.nic_rate + "\": expected a rate from 1mbit to 10tbit (e.g. 100gbit)");
+    if (!bits || !(*bits < 1.8e19))
+      return fail("--nic-rate \"" + a.nic_rate + "\": expected " + sim::setting_range("nic-rate").describe() +
+                  " (e.g. 100gbit)");
     cfg.nic.line_rate_bps = static_cast<std::uint64_t>(*bits);
   }
-  if (!parse_duration(a.flow_lifetime, cfg.flow_lifetime) || cfg.flow_lifetime < kNsecPerMsec ||
-      cfg.flow_lifetime > 86400 * kNsecPerSec)
-    return fail("--flow-lifetime \"" + a.flow_lifetime + "\": expected a time from 1ms to 86400s (e.g. 30s)");
   if (a.scheduler != "fast" && a.scheduler != "reference")
     return fail("--scheduler \"" + a.scheduler + "\": expected fast or reference");
   cfg.scheduler = a.scheduler == "fast" ? sim::SchedulerKind::fast : sim::SchedulerKind::reference;
   if (a.compat != "5.7" && a.compat != "latest")
     return fail("--compat \"" + a.compat + "\": expected 5.7 or latest");
-  if (cfg.flows == 0 || cfg.flows > 10'000'000) return fail("--flows: expected 1..10000000");
-  if (!(cfg.rate_pps > 0) || cfg.rate_pps > 1e9) return fail("--rate: expected above 0, up to 1000000000 packets/s");
-  if (cfg.packet_size < 64 || cfg.packet_size > 65535) return fail("--packet-size: expected 64..65535 bytes");
-  if (cfg.queues == 0 || cfg.queues > 1024) return fail("--queues: expected 1..1024");
-  if (cfg.cpus < cfg.queues || cfg.cpus > 4096) return fail("--cpus: expected --queues..4096");
-  if (cfg.nic.ring_size == 0 || cfg.nic.ring_size > 65536) return fail("--ring: expected 1..65536 descriptors");
-  if (cfg.nic.tx_frames == 0) return fail("--tx-frames: expected at least 1");
-  if (cfg.inflight == 0 || cfg.inflight > 1000) return fail("--inflight: expected 1..1000 packets");
-  if (!(cfg.other_irq_per_s >= 0) || cfg.other_irq_per_s > 1e8)
-    return fail("--other-irq-rate: expected 0..100000000 per second");
-  if (static_cast<double>(cfg.flows) * cfg.inflight > 5e7)
-    return fail("--flows x --inflight: at most 50000000 packets in flight (memory)");
-  // A dummy NIC hands each packet back after --nic-latency; at 0 unpaced
-  // flows would resend forever without the simulated clock moving.
-  if (cfg.traffic == sim::TrafficModel::bulk && cfg.nic.dummy && cfg.nic.irq_latency == 0)
-    return fail("--nic-latency 0 with --nic-dummy and --traffic bulk: unpaced flows would resend forever at one "
-                "instant; expected a time from 1ns to 1s");
 
   // The fq configuration after the word `fq`.
   FqConfig base;
@@ -190,7 +240,15 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     labels.push_back(values.empty() ? std::string("fq") : key + "=" + values[i]);
   }
 
-  // Refuse what would not fit before allocating any of it.
+  // The library's checks, in the tool's words; then refuse what would not fit
+  // before allocating any of it.
+  for (const sim::SimConfig& c : configs) {
+    try {
+      sim::validate(c);
+    } catch (const sim::SimConfigError& e) {
+      return fail(as_option(e, a, *model));
+    }
+  }
   for (const sim::SimConfig& c : configs)
     if (const std::string refusal = check_sim_plan(c, configs.size()); !refusal.empty()) return fail(refusal);
   // The plot directory is checked now, not after a long run has printed its results.
@@ -220,6 +278,9 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
         r.peak_rss_kb = peak_rss_kb();
         for (const auto& s : r.samples) r.peak_rss_kb = std::max(r.peak_rss_kb, s.rss_kb);
       }
+    } catch (const sim::SimConfigError& e) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      return fail(as_option(e, a, *model));
     } catch (const std::invalid_argument& e) {
       if (tty) std::fprintf(stderr, "\r\033[K");
       return fail(e.what());
@@ -240,7 +301,7 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       const auto& c = r.config;
-      std::cout << "ufq sim: " << c.flows << " " << sim::to_string(c.traffic) << " flows, "
+      std::cout << "ufq sim: " << c.flows << " " << c.traffic << " flows, "
                 << static_cast<std::uint64_t>(c.rate_pps) << " pkt/s, " << c.packet_size << " B, "
                 << c.queues << " tx queues / " << c.cpus << " cpus, "
                 << static_cast<double>(c.duration) / 1e9 << " s, seed " << c.seed << "\n";
@@ -279,17 +340,18 @@ void add_sim_command(Commands& commands) {
       [a, cfg](CLI::App& app) { return run_sim(*a, *cfg, app); });
   sub->allow_extras();
   sub->prefix_command();
-  sub->add_option("--traffic", a->traffic, "edt | rate | bulk | maxrate | onoff | pcap | churn")
-      ->capture_default_str();
+  std::string models;
+  for (const sim::TrafficModelInfo* m : sim::traffic_models()) models += (models.empty() ? "" : " | ") + m->name;
+  sub->add_option("--traffic", a->traffic, models + " (listed below)")->capture_default_str();
   sub->add_option("--flows", cfg->flows, "number of flows (not with pcap: the capture's 5-tuples)")
-      ->check(integer_in(1, 10'000'000))
+      ->check(count_word("flows", UINT32_MAX))
       ->capture_default_str();
   sub->add_option("--rate", cfg->rate_pps, "total packets/s over all flows (not with bulk or pcap)")
-      ->check(number_in(0, 1e9))
+      ->check(number_word("rate"))
       ->capture_default_str();
   sub->add_option("--packet-size", cfg->packet_size,
                   "bytes fq charges per packet (frame without FCS; not with pcap)")
-      ->check(integer_in(64, 65535))
+      ->check(count_word("packet-size", UINT32_MAX))
       ->capture_default_str();
   sub->add_option("--duration", a->duration, "simulated time (s, ms, us)")->capture_default_str();
   sub->add_option("--interval", a->interval, "vmstat-like sample period")->capture_default_str();
@@ -297,34 +359,42 @@ void add_sim_command(Commands& commands) {
       ->check(integer_in(0, UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--inflight", cfg->inflight, "packets a flow keeps queued (TCP small queues)")
-      ->check(integer_in(1, 1000))
+      ->check(count_word("inflight", UINT32_MAX))
       ->capture_default_str();
-  sub->add_option("--on", a->on, "onoff: mean on period")->capture_default_str();
-  sub->add_option("--off", a->off, "onoff: mean off period")->capture_default_str();
-  sub->add_option("--pcap", cfg->pcap_file, "pcap: capture to replay (flows by 5-tuple)");
-  sub->add_option("--flow-lifetime", a->flow_lifetime,
-                  "churn: mean life of a flow (exponential); --flows stay alive, each replaced by a new key")
-      ->capture_default_str();
+  // The traffic models' own settings, one option each, as the models declare them.
+  std::string footer = "Traffic models (--traffic):\n";
+  for (const sim::TrafficModelInfo* m : sim::traffic_models()) {
+    footer += "  " + m->name + std::string(m->name.size() < 9 ? 9 - m->name.size() : 1, ' ') + m->help + "\n";
+    for (const sim::TrafficParam& p : m->params) {
+      if (sub->get_option_no_throw("--" + p.name)) continue;  // declared by an earlier model too
+      std::string help = models_declaring(p.name).substr(10) + ": " + p.help;
+      if (p.type == sim::TrafficParam::Type::time)
+        help += " (" + sim::format_time(p.min) + " to " + sim::format_time(p.max) + ", default " +
+                sim::format_time(p.default_time) + ")";
+      sub->add_option("--" + p.name, a->model_options[p.name], help);
+    }
+  }
+  sub->footer(footer);
   sub->add_option("--compat", a->compat, "kernel decisions: 5.7 (the seed's) or latest")->capture_default_str();
   sub->add_option("--scheduler", a->scheduler,
                   "fast or reference: the two implementations decide identically")
       ->capture_default_str();
   sub->add_option("--queues", cfg->queues, "transmit queues, one CPU and one fq each")
-      ->check(integer_in(1, 1024))
+      ->check(count_word("queues", UINT32_MAX))
       ->capture_default_str();
   sub->add_option("--cpus", cfg->cpus, "CPUs of the machine (sy/id are shares of all)")
-      ->check(integer_in(1, 4096))
+      ->check(count_word("cpus", UINT32_MAX))
       ->capture_default_str();
   sub->add_option("--irq-latency", a->irq_latency, "interrupt to handler latency")->capture_default_str();
   // Above 1 GHz the tick period rounds to 0 ns and the tick never lets time move.
   sub->add_option("--tick-hz", cfg->tick_hz, "scheduler tick per CPU (0 = none)")
-      ->check(integer_in(0, 100'000))
+      ->check(count_word("tick-hz", UINT32_MAX))
       ->capture_default_str();
   sub->add_option("--other-irq-rate", cfg->other_irq_per_s, "other interrupts per second")
-      ->check(number_in(0, 1e8))
+      ->check(number_word("other-irq-rate"))
       ->capture_default_str();
   sub->add_option("--base-sy", cfg->base_sy_pct, "system CPU % not modelled by events")
-      ->check(number_in(0, 100))
+      ->check(number_word("base-sy"))
       ->capture_default_str();
   sub->add_option("--nic-rate", a->nic_rate, "NIC line rate (tc rate syntax, e.g. 100gbit)");
   sub->add_option("--nic-latency", a->nic_latency,
@@ -332,28 +402,27 @@ void add_sim_command(Commands& commands) {
                   "default --irq-latency");
   sub->add_flag("--nic-dummy", cfg->nic.dummy, "Linux's dummy device: no wire, no completion interrupts");
   sub->add_option("--ring", cfg->nic.ring_size, "NIC transmit ring descriptors")
-      ->check(integer_in(1, 65536))
+      ->check(count_word("ring", UINT32_MAX))
       ->capture_default_str();
   sub->add_option("--tx-usecs", a->tx_usecs, "NIC completion coalescing time (default 16us)");
   sub->add_option("--tx-frames", cfg->nic.tx_frames, "NIC completion coalescing frames")
-      ->check(integer_in(1, UINT32_MAX))
+      ->check(count_word("tx-frames", UINT32_MAX))
       ->capture_default_str();
-  // Up to 1 ms of CPU per event: more would overflow the CPU-time sums of a long run.
-  const CLI::Validator kCost = integer_in(0, 1'000'000);
+
   sub->add_option("--cost-timer-irq", cfg->cost.timer_interrupt, "ns per timer interrupt")
-      ->check(kCost)
+      ->check(count_word("cost-timer-irq", UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--cost-nic-irq", cfg->cost.nic_interrupt, "ns per NIC interrupt")
-      ->check(kCost)
+      ->check(count_word("cost-nic-irq", UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--cost-other-irq", cfg->cost.other_interrupt, "ns per other interrupt")
-      ->check(kCost)
+      ->check(count_word("cost-other-irq", UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--cost-packet", cfg->cost.packet, "ns per packet sent")
-      ->check(kCost)
+      ->check(count_word("cost-packet", UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--cost-run", cfg->cost.qdisc_run, "ns per qdisc run")
-      ->check(kCost)
+      ->check(count_word("cost-run", UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--compare", a->compare, "KEY=V1,V2,...: one run per fq option value");
   sub->add_flag("--json", a->json, "print JSON (an array with --compare)");

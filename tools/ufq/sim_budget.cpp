@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "memory_budget.hpp"
@@ -27,33 +28,32 @@ std::string sci(double v) {
 
 struct Term {
   double amount;
-  const char* what;  // the options that drive it
+  std::string what;  // the options that drive it
 };
+
+// "what (--a, --b)": a model's work, the settings that drive it named as options.
+Term term(const sim::TrafficWork& w) {
+  std::string t = w.what;
+  if (!w.settings.empty()) {
+    t += " (";
+    for (std::size_t i = 0; i < w.settings.size(); ++i) t += (i ? ", --" : "--") + w.settings[i];
+    t += ")";
+  }
+  return {w.per_s, t};
+}
 
 // Packets per second the traffic can offer: an upper bound, not a forecast.
 Term packet_rate(const sim::SimConfig& c) {
   const double wire_pps = c.nic.dummy ? 1e300
                                       : static_cast<double>(c.queues) * static_cast<double>(c.nic.line_rate_bps) /
                                             (8.0 * (c.packet_size + c.nic.wire_overhead));
-  switch (c.traffic) {
-    case sim::TrafficModel::bulk: {
-      // Unpaced: the NIC sets the pace; a dummy NIC returns each packet after --nic-latency.
-      if (!c.nic.dummy)
-        return {wire_pps, "packets (bulk traffic at line rate: --nic-rate x --queues / --packet-size)"};
-      const double per_packet_s = std::max<double>(static_cast<double>(c.nic.irq_latency), 0.5) / 1e9;
-      return {static_cast<double>(c.flows) * c.inflight / per_packet_s,
-              "packets (bulk traffic over --nic-dummy: --flows x --inflight / --nic-latency)"};
-    }
-    case sim::TrafficModel::maxrate:
-      if (c.fq.maxrate != kUnlimitedRate)
-        return {std::min(wire_pps, static_cast<double>(c.flows) * static_cast<double>(c.fq.maxrate) / c.packet_size),
-                "packets (--flows x fq maxrate / --packet-size)"};
-      return {std::min(wire_pps, c.rate_pps), "packets (--rate x --duration)"};
-    case sim::TrafficModel::pcap:
-      return {0, "packets"};  // as many as the capture holds
-    default:
-      return {std::min(wire_pps, c.rate_pps), "packets (--rate x --duration)"};
+  const sim::TrafficModelInfo* m = sim::find_traffic_model(c.traffic);
+  Term t = m && m->packets ? term(m->packets(c)) : term({c.rate_pps, "packets", {"rate", "duration"}});
+  if (wire_pps < t.amount) {
+    t.amount = wire_pps;
+    if (!m || !m->packets) t.what = "packets (--nic-rate x --queues / --packet-size)";
   }
+  return t;
 }
 
 }  // namespace
@@ -69,12 +69,11 @@ std::string check_sim_plan(const sim::SimConfig& c, std::size_t runs) {
   std::vector<Term> work;
   const Term rate = packet_rate(c);
   work.push_back({rate.amount * seconds, rate.what});
-  if (c.traffic == sim::TrafficModel::onoff)
-    work.push_back({static_cast<double>(c.flows) * seconds * 2e9 / static_cast<double>(c.on_mean + c.off_mean),
-                    "on/off switches (--flows x --duration / --on, --off)"});
-  if (c.traffic == sim::TrafficModel::churn)
-    work.push_back({static_cast<double>(c.flows) * seconds * 1e9 / static_cast<double>(c.flow_lifetime),
-                    "flow replacements (--flows x --duration / --flow-lifetime)"});
+  if (const sim::TrafficModelInfo* m = sim::find_traffic_model(c.traffic); m && m->work) {
+    Term w = term(m->work(c));
+    w.amount *= seconds;
+    work.push_back(w);
+  }
   work.push_back(
       {static_cast<double>(c.tick_hz) * c.queues * seconds, "timer ticks (--tick-hz x --queues x --duration)"});
   work.push_back({c.other_irq_per_s * seconds, "other interrupts (--other-irq-rate x --duration)"});

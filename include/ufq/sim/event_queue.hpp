@@ -9,7 +9,13 @@
 // Order is total and deterministic: by time, then by the sequence number the
 // event got when it was last armed (so events armed for the same instant run
 // in the order they were armed). Nothing depends on addresses or on wall-clock
-// time, so the same inputs always give the same run.
+// time, so the same inputs always give the same run. Because no two entries
+// compare equal, the run order does not depend on the heap's shape either.
+//
+// Speed (docs/simulator.md, "Speed"): most events arm one new event from their
+// callback, so the entry that has just run is not removed at once. Its slot at
+// the root stays vacant until the next operation: an arm fills it with one
+// sift-down instead of a removal's sift-down plus an insertion's sift-up.
 #pragma once
 
 #include <cstddef>
@@ -86,11 +92,11 @@ class EventQueue {
   bool cancel(Event& event);
 
   // Number of armed events.
-  std::size_t size() const { return heap_.size(); }
-  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size() - (root_vacant_ ? 1 : 0); }
+  bool empty() const { return size() == 0; }
 
   // Time of the earliest armed event, kNever when none.
-  Time next_time() const { return heap_.empty() ? kNever : heap_.front().time; }
+  Time next_time() const;
 
   // Run the earliest event: advance now() to its time, disarm it, call its
   // callback. Returns false (doing nothing) when no event is armed.
@@ -125,12 +131,21 @@ class EventQueue {
   void sift_down(std::size_t i);
   void restore(std::size_t i);  // sift in whichever direction is needed
   void remove_at(std::size_t i);
+  // Remove the vacant root entry, if any (the event that ran last and armed nothing).
+  void settle() {
+    if (root_vacant_) {
+      root_vacant_ = false;
+      remove_root();
+    }
+  }
+  void remove_root();
 
   friend class Event;
   std::vector<Entry> heap_;
   Time now_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_run_ = 0;
+  bool root_vacant_ = false;  // heap_[0] is the entry of the event that ran last (disarmed)
 };
 
 }  // namespace ufq::sim

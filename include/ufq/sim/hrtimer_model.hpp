@@ -34,7 +34,7 @@
 #include <cstdint>
 #include <functional>
 
-#include <boost/intrusive/set.hpp>
+#include <boost/intrusive/list.hpp>
 
 #include "ufq/sim/event_queue.hpp"
 #include "ufq/time.hpp"
@@ -66,7 +66,7 @@ class Hrtimer {
 
  private:
   friend class HrtimerModel;
-  boost::intrusive::set_member_hook<> hook_;
+  boost::intrusive::list_member_hook<> hook_;
   HrtimerModel* cpu_;
   Callback callback_;
   Time soft_ = 0;
@@ -141,9 +141,12 @@ class HrtimerModel {
       return a.hard_ != b.hard_ ? a.hard_ < b.hard_ : a.seq_ < b.seq_;
     }
   };
-  using Hook = boost::intrusive::member_hook<Hrtimer, boost::intrusive::set_member_hook<>, &Hrtimer::hook_>;
-  using TimerSet = boost::intrusive::set<Hrtimer, Hook, boost::intrusive::compare<ByHardExpiry>,
-                                         boost::intrusive::constant_time_size<true>>;
+  // A CPU queues a handful of timers (the simulation: fq's watchdog and the
+  // tick), so a list kept in order, searched from its end (a restarted timer
+  // usually expires after the others), is cheaper than a balanced tree.
+  using Hook = boost::intrusive::member_hook<Hrtimer, boost::intrusive::list_member_hook<>, &Hrtimer::hook_>;
+  using TimerSet = boost::intrusive::list<Hrtimer, Hook, boost::intrusive::constant_time_size<true>>;
+  void enqueue(Hrtimer& timer);  // in ByHardExpiry order
 
   void device_fired();
   void handle_interrupt();

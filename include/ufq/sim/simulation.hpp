@@ -7,27 +7,18 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ufq/config.hpp"
 #include "ufq/histogram.hpp"
 #include "ufq/sim/nic_model.hpp"
+#include "ufq/sim/traffic.hpp"
 #include "ufq/stats.hpp"
 #include "ufq/time.hpp"
 
 namespace ufq::sim {
 
-enum class TrafficModel : std::uint8_t {
-  edt,      // owners stamp departure times at their own rate (TCP's EDT); fq enforces them
-  rate,     // owners set only a pacing rate (UDP SO_MAX_PACING_RATE); fq spaces packets
-  bulk,     // unpaced, always backlogged
-  maxrate,  // unpaced owners, fq's maxrate paces them
-  onoff,    // edt flows that alternate on and off periods
-  pcap,     // replay of a capture: flows by 5-tuple, departures at capture times
-  churn,    // edt flows that live an exponential time, then fall silent for good and
-            // a flow with a never-seen key takes their place (`flows` stay alive)
-};
-const char* to_string(TrafficModel m);
 
 // Per-event CPU costs (ns of one CPU). The small fixed costs are estimates;
 // `interrupt` and `packet` are fitted so that the default workload gives the
@@ -51,7 +42,8 @@ enum class SchedulerKind : std::uint8_t { fast, reference };
 
 struct SimConfig {
   // Workload.
-  TrafficModel traffic = TrafficModel::edt;
+  std::string traffic = "edt";       // a registered model (traffic_models(), ufq/sim/traffic.hpp)
+  TrafficSettings traffic_settings;  // its own settings (on, pcap, flow-lifetime, ...); defaults when absent
   std::uint32_t flows = 1000;
   double rate_pps = 1'000'000;       // total packets/s over all flows
   std::uint32_t packet_size = 1514;  // bytes charged by fq (Ethernet frame without FCS)
@@ -59,9 +51,6 @@ struct SimConfig {
   Time interval = 2 * kNsecPerSec;   // vmstat-like sample period
   std::uint64_t seed = 1;
   std::uint32_t inflight = 2;        // packets a flow keeps queued (TCP small queues)
-  Time on_mean = 100 * kNsecPerMsec, off_mean = 100 * kNsecPerMsec;  // onoff
-  std::string pcap_file;             // pcap traffic
-  Time flow_lifetime = 30 * kNsecPerSec;  // churn: mean life of a flow (exponential)
 
   // Scheduler: one fq per transmit queue.
   FqConfig fq = [] {
@@ -148,8 +137,28 @@ struct SimResult {
   double mean_batch() const;
 };
 
+// The accepted range of each numeric setting, named as in SimConfigError
+// ("flows", "packet-size", "duration", ...): declared here once, checked by
+// validate() only. `ufq sim` quotes them when a word is not even a number.
+struct SettingRange {
+  enum class Kind : std::uint8_t { count, number, time, rate };
+  std::string_view setting;
+  Kind kind;
+  double min, max;  // time: ns; rate: bit/s
+  std::string describe() const;  // "1..10000000", "a time from 1ns to 3600s", ...
+};
+// The range of `setting`; throws std::out_of_range for one without a range.
+const SettingRange& setting_range(std::string_view setting);
+
+// Checks `cfg` (its traffic model's settings included) and throws
+// SimConfigError naming the first setting out of its range. Its `expected`
+// may name other settings in braces ("at least {queues}"). simulate() does
+// the same first; a caller may check before it allocates anything else.
+void validate(const SimConfig& cfg);
+
 // Runs the whole simulation; deterministic for a given config (incl. seed).
-// Throws std::invalid_argument for an impossible configuration.
+// Throws SimConfigError (a std::invalid_argument) for an impossible
+// configuration or an input the traffic model cannot use.
 // `progress`, when set, is called with the simulated fraction done (0..1)
 // about fifty times per run. `on_sample`, when set, sees every sample as it
 // is taken and may fill in what the simulation cannot know deterministically

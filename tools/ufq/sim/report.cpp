@@ -177,7 +177,7 @@ std::string to_json(const SimResult& r, const std::string& label) {
   j["packets_dropped"] = r.packets_dropped;
   j["packets_queued"] = r.packets_queued;
   const auto& c = r.config;
-  j["workload"] = {{"traffic", to_string(c.traffic)},
+  j["workload"] = {{"traffic", c.traffic},
                    {"flows", c.flows},
                    {"rate_pps", c.rate_pps},
                    {"packet_size", c.packet_size},
@@ -185,7 +185,18 @@ std::string to_json(const SimResult& r, const std::string& label) {
                    {"seed", c.seed},
                    {"queues", c.queues},
                    {"cpus", c.cpus}};
-  if (c.traffic == TrafficModel::churn) j["workload"]["flow_lifetime_s"] = static_cast<double>(c.flow_lifetime) / 1e9;
+  // The model's own settings: times as <name>_s, files by path.
+  if (const TrafficModelInfo* m = find_traffic_model(c.traffic))
+    for (const TrafficParam& p : m->params) {
+      std::string key = p.name;
+      for (char& ch : key)
+        if (ch == '-') ch = '_';
+      const TrafficValue v = traffic_setting(*m, c.traffic_settings, p.name);
+      if (const Time* ns = std::get_if<Time>(&v))
+        j["workload"][key + "_s"] = static_cast<double>(*ns) / 1e9;
+      else
+        j["workload"][key] = std::get<std::string>(v);
+    }
   j["fq"] = tc::fq_options_json(c.fq);
   ordered_json samples = ordered_json::array();
   for (const Sample& s : r.samples) {
@@ -223,107 +234,6 @@ std::string to_json(const SimResult& r, const std::string& label) {
   const std::string marker = "\"@QDISC@\"";
   text.replace(text.find(marker), marker.size(), tc::format_fq_stats_json(r.qdisc));
   return text;
-}
-
-std::vector<std::string> write_plots(const std::string& dir, const std::string& swept,
-                                     const std::vector<std::string>& labels,
-                                     const std::vector<SimResult>& runs) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir);
-  std::vector<std::string> files;
-  auto open = [&](const std::string& name) {
-    const std::string path = (fs::path(dir) / name).string();
-    std::ofstream f(path);
-    if (!f) throw std::runtime_error("cannot write " + path);
-    files.push_back(path);
-    return f;
-  };
-  std::string script = "set terminal pngcairo size 900,560 noenhanced\nset grid\nset key outside right\n";
-  const auto q = [](const std::string& s) { return "'" + s + "'"; };
-  // Interrupts/s over time.
-  {
-    auto f = open("interrupts.dat");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      f << "# " << labels[i] << "\n";
-      for (const Sample& s : runs[i].samples)
-        f << static_cast<double>(s.end) / 1e9 << ' ' << per_s(s.n.interrupts(), s.end - s.start) << ' '
-          << per_s(s.n.timer_interrupts, s.end - s.start) << '\n';
-      f << "\n\n";
-    }
-    script += "set output " + q((fs::path(dir) / "interrupts.png").string()) +
-              "\nset title 'interrupts/s over time'\nset xlabel 'simulated time (s)'\nset ylabel 'interrupts/s'\nset yrange [0:*]\nplot ";
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      script += fmt::format("{}{} index {} using 1:2 with linespoints title {}, {} index {} using 1:3 with lines dt 2 title {}",
-                            i ? ", " : "", q((fs::path(dir) / "interrupts.dat").string()), i,
-                            q(labels[i] + " all"), q((fs::path(dir) / "interrupts.dat").string()), i,
-                            q(labels[i] + " timer"));
-    script += "\n";
-  }
-  // Lateness CDF.
-  {
-    auto f = open("lateness_cdf.dat");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      f << "# " << labels[i] << "\n";
-      const Histogram& h = runs[i].lateness;
-      std::uint64_t seen = 0;
-      for (unsigned b = 0; b < Histogram::kBuckets; ++b) {
-        if (!h.bucket_count(b)) continue;
-        seen += h.bucket_count(b);
-        f << static_cast<double>(Histogram::lower(b)) / 1e3 << ' '
-          << static_cast<double>(seen) / static_cast<double>(h.count()) << '\n';
-      }
-      f << "\n\n";
-    }
-    script += "set output " + q((fs::path(dir) / "lateness_cdf.png").string()) +
-              "\nset title 'lateness (departure - due) CDF'\nset xlabel 'lateness (us)'\nset ylabel 'fraction of packets'\nset yrange [0:1]\nset logscale x\nplot ";
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      script += fmt::format("{}{} index {} using 1:2 with steps title {}", i ? ", " : "",
-                            q((fs::path(dir) / "lateness_cdf.dat").string()), i, q(labels[i]));
-    script += "\nunset logscale x\n";
-  }
-  // Batch sizes.
-  {
-    auto f = open("batch.dat");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      f << "# " << labels[i] << "\n";
-      const Histogram& h = runs[i].batch;
-      for (unsigned b = 1; b <= 64; ++b)
-        f << b << ' ' << (h.count() ? static_cast<double>(h.bucket_count(b)) / static_cast<double>(h.count()) : 0) << '\n';
-      f << "\n\n";
-    }
-    script += "set output " + q((fs::path(dir) / "batch.png").string()) +
-              "\nset title 'packets per qdisc run (runs that sent)'\nset xlabel 'packets'\nset ylabel 'fraction of runs'\nset yrange [0:*]\nset xrange [0:32]\nset style fill solid 0.5\nplot ";
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      script += fmt::format("{}{} index {} using 1:2 with linespoints title {}", i ? ", " : "",
-                            q((fs::path(dir) / "batch.dat").string()), i, q(labels[i]));
-    script += "\nset xrange [*:*]\n";
-  }
-  // The sweep.
-  if (runs.size() > 1) {
-    auto f = open("sweep.dat");
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      f << i << " \"" << labels[i].substr(labels[i].find('=') + 1) << "\" "
-        << runs[i].per_s(runs[i].total.n.interrupts()) << ' '
-        << runs[i].per_s(runs[i].total.n.timer_interrupts) << ' '
-        << static_cast<double>(runs[i].lateness.quantile(0.99)) / 1e3 << '\n';
-    const std::string dat = q((fs::path(dir) / "sweep.dat").string());
-    script += "set output " + q((fs::path(dir) / "sweep.png").string()) +
-              "\nset title 'sweep of " + swept + "'\nset xlabel '" + swept +
-              "'\nset ylabel 'interrupts/s'\nset y2label 'p99 lateness (us)'\nset ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset key top center\n"
-              "plot " + dat + " using 1:3:xtic(2) with linespoints title 'interrupts/s', " + dat +
-              " using 1:4 with linespoints title 'timer interrupts/s', " + dat +
-              " using 1:5 axes x1y2 with linespoints title 'p99 lateness (us)'\n";
-  }
-  {
-    auto f = open("plots.gp");
-    f << script;
-  }
-  const std::string cmd = "gnuplot " + (fs::path(dir) / "plots.gp").string() + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("gnuplot failed on " + dir + "/plots.gp");
-  for (const char* png : {"interrupts.png", "lateness_cdf.png", "batch.png"})
-    files.push_back((fs::path(dir) / png).string());
-  if (runs.size() > 1) files.push_back((fs::path(dir) / "sweep.png").string());
-  return files;
 }
 
 }  // namespace ufq::sim

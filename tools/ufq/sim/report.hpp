@@ -30,10 +30,12 @@ std::string compare_table(const std::vector<std::string>& labels, const std::vec
 // compared value, or empty. The "qdisc" member is tc -j -s's text verbatim.
 std::string to_json(const SimResult& r, const std::string& label = {});
 
-// Writes data files and PNG plots into `dir` with gnuplot: interrupts/s over
-// time per run, lateness CDF, batch-size histogram, and with several runs the
-// sweep (interrupts/s and p99 lateness against the swept value). Returns the
-// files written. Throws std::runtime_error when gnuplot fails.
+// Writes data files and plots (PNG and SVG) into `dir` with gnuplot
+// (plots.cpp): interrupts/s over time per run, lateness CDF, batch-size
+// histogram, and with several runs the sweep (interrupts/s and p99 lateness
+// against the swept value `swept`, on a numeric axis when its values are
+// numbers, times or rates). Returns the files written. Throws
+// std::runtime_error when gnuplot cannot run or fails.
 std::vector<std::string> write_plots(const std::string& dir, const std::string& swept,
                                      const std::vector<std::string>& labels,
                                      const std::vector<SimResult>& runs);

@@ -1,0 +1,232 @@
+// Traffic models: what the simulated owners send, and when. Each model is one
+// file in sim/src/traffic/ (docs/simulator.md, "Adding a traffic model"): it
+// declares its name, its own settings (with defaults and ranges) and which of
+// the common workload settings it ignores, and makes a TrafficSource per run.
+// `ufq sim` builds --traffic and the models' options from these declarations,
+// and the library checks every value against them, once, before a run.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "ufq/packet.hpp"
+#include "ufq/time.hpp"
+
+namespace ufq::sim {
+
+struct SimConfig;
+
+// Portable, deterministic random numbers (the standard distributions are not
+// specified bit for bit across library versions).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : g_(seed) {}
+  std::uint64_t below(std::uint64_t n) { return n ? g_() % n : 0; }
+  double unit() { return static_cast<double>(g_() >> 11) * (1.0 / 9007199254740992.0); }
+  // Exponential with the given mean, in ns.
+  Time exponential(double mean_ns) { return static_cast<Time>(-std::log(1.0 - unit()) * mean_ns) + 1; }
+
+ private:
+  std::mt19937_64 g_;
+};
+
+// A configuration the simulator refuses, in the library's words: the setting
+// (a SimConfig field as named in SimConfigError::kSettings, or a traffic
+// model's setting), the value given and what is accepted. `ufq sim` turns the
+// setting into its option (--flows, --pcap, ...).
+class SimConfigError : public std::invalid_argument {
+ public:
+  // `value` and `expected` may name other settings in braces ("at least
+  // {queues}"): what() drops the braces, a tool may put its option names there.
+  SimConfigError(std::string setting, std::string value, std::string expected)
+      : std::invalid_argument(setting + " " + (value.empty() ? std::string("\"\"") : unbraced(value)) +
+                              ": expected " + unbraced(expected)),
+        setting_(std::move(setting)),
+        value_(std::move(value)),
+        expected_(std::move(expected)) {}
+  const std::string& setting() const { return setting_; }
+  const std::string& value() const { return value_; }
+  const std::string& expected() const { return expected_; }
+  // `text` (the value or what is expected) with each {setting} replaced by name(setting).
+  template <class Name>
+  static std::string with_names(const std::string& text, Name name) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const std::size_t close = text[i] == '{' ? text.find('}', i) : std::string::npos;
+      if (close == std::string::npos) {
+        out += text[i];
+        continue;
+      }
+      out += name(text.substr(i + 1, close - i - 1));
+      i = close;
+    }
+    return out;
+  }
+  static std::string unbraced(const std::string& s) {
+    std::string out;
+    for (char c : s)
+      if (c != '{' && c != '}') out += c;
+    return out;
+  }
+
+ private:
+  std::string setting_, value_, expected_;
+};
+
+// One setting of a traffic model, as the model declares it.
+struct TrafficParam {
+  enum class Type : std::uint8_t {
+    time,  // a duration in ns, within [min, max]
+    file,  // a path to read (required: no default)
+  };
+  std::string name{};  // lower case, words joined by '-': "on", "flow-lifetime", "csv"
+  Type type = Type::time;
+  std::string help{};
+  Time default_time = 0;  // Type::time
+  Time min = 0, max = 0;  // Type::time: the accepted range
+};
+
+// A setting's value: a time (ns) or a path.
+using TrafficValue = std::variant<Time, std::string>;
+// The models' settings of one run, by name; a model's setting not given takes
+// its declared default.
+using TrafficSettings = std::map<std::string, TrafficValue, std::less<>>;
+
+// A common workload setting a model does not read (`ufq sim` refuses it when
+// given), and why.
+struct IgnoredSetting {
+  std::string setting;  // "flows", "rate" or "packet-size"
+  std::string why;
+};
+
+// One flow as the simulation keeps it; a model sets its pacing and reads its
+// progress. `slot` is its index among the run's flows, stable for the run.
+struct TrafficFlow {
+  FlowOwner owner;
+  std::uint32_t slot = 0;
+  std::uint32_t queue = 0;   // transmit queue (drawn by the simulation)
+  Time gap = 0;              // EDT spacing (ns) of the default next(); 0 = no timestamps
+  Time next_stamp = 0;       // the default next()'s next departure time
+  double target_pps = 0;     // 0 = no target (rate error not measured)
+  std::uint32_t inflight = 0;
+  bool on = true;            // false: the flow sends nothing until resumed
+  std::uint64_t sent = 0;
+  Time first = 0, last = 0;
+  // Which life of this slot the flow is in (TrafficHost::renew); its packets
+  // carry it, so one of an ended flow no longer counts against its successor.
+  std::uint32_t generation = 0;
+};
+
+// What the simulation offers a model while it runs.
+class TrafficHost {
+ public:
+  virtual Time now() const = 0;
+  // The run's random stream (seeded by SimConfig::seed); the order of draws is
+  // part of the run, so a model draws the same way every time.
+  virtual Rng& rng() = 0;
+  virtual const SimConfig& config() const = 0;
+  // Call the model's wake() for `f` at `at` (>= now). One wake per flow is
+  // pending at a time.
+  virtual void wake_at(TrafficFlow& f, Time at) = 0;
+  // Start `f` now: its first packets are queued, its queue's qdisc runs, then
+  // the model's started() is called.
+  virtual void start(TrafficFlow& f) = 0;
+  // Queue what `f` may now send (its in-flight allowance) and run its qdisc.
+  virtual void resume(TrafficFlow& f) = 0;
+  // `f` falls silent for good (its queued packets still leave); a flow with a
+  // never-used key takes its slot, on a transmit queue drawn afresh, not started.
+  virtual void renew(TrafficFlow& f) = 0;
+
+ protected:
+  ~TrafficHost() = default;
+};
+
+// One run's traffic: made by the model's factory once the configuration has
+// passed its checks.
+class TrafficSource {
+ public:
+  virtual ~TrafficSource() = default;
+  // How many flows the run has (a trace: as many as it holds). Called once, first.
+  virtual std::uint32_t flows(const SimConfig& cfg) const;
+  // Set up `f` (its owner id, slot and queue are set); returns when it starts
+  // (kNever: never). Called for every flow in slot order.
+  virtual Time init(TrafficFlow& f, TrafficHost& host) = 0;
+  // The next packet of `f`: its departure time (0 = none) and its length
+  // (preset to --packet-size). False: `f` has nothing more to send.
+  // Default: EDT stamps `gap` apart from `next_stamp` when gap > 0.
+  virtual bool next(TrafficFlow& f, Time& tstamp, std::uint32_t& len) {
+    (void)len;
+    if (f.gap) {
+      tstamp = f.next_stamp;
+      f.next_stamp += f.gap;
+    }
+    return true;
+  }
+  // `f` has started (its first packets are queued).
+  virtual void started(TrafficFlow& f, TrafficHost& host) {
+    (void)f;
+    (void)host;
+  }
+  // A wake `f` asked for (TrafficHost::wake_at) is due.
+  virtual void wake(TrafficFlow& f, TrafficHost& host) {
+    (void)f;
+    (void)host;
+  }
+};
+
+// Work a run of a model would simulate, for an estimate of a run's size
+// before it starts (`ufq sim` refuses runs of hours).
+struct TrafficWork {
+  double per_s = 0;                   // events (or packets) per simulated second
+  std::string what;                   // "packets", "on/off switches"
+  std::vector<std::string> settings;  // the settings that drive it, named as in SimConfigError
+};
+
+// A traffic model as registered: one per file in sim/src/traffic/.
+struct TrafficModelInfo {
+  std::string name{};  // --traffic NAME
+  std::string help{};  // one line
+  std::vector<TrafficParam> params{};
+  std::vector<IgnoredSetting> ignores{};
+  // The model wakes every flow often (churn): its wakes share one event and a
+  // heap of their own, so the event queue stays a few entries deep.
+  bool shared_wakes = false;
+  // Adjusts the run's configuration before anything is built (e.g. maxrate
+  // derives fq's maxrate from the rate when none is given). May be empty.
+  std::function<void(SimConfig&)> adjust{};
+  // Packets per second the model can offer at most, before the NIC's line
+  // rate caps them (empty: the rate setting; 0: unknown, e.g. a trace).
+  std::function<TrafficWork(const SimConfig&)> packets{};
+  // Other events per second (on/off switches, flow replacements). May be empty.
+  std::function<TrafficWork(const SimConfig&)> work{};
+  // Makes the run's source. `settings` holds every declared setting (given or
+  // default), checked against its declaration. Throws SimConfigError for an
+  // input it cannot use (a file that does not parse).
+  std::function<std::unique_ptr<TrafficSource>(const SimConfig&, const TrafficSettings&)> make{};
+};
+
+// Every registered model, by name (sorted).
+const std::vector<const TrafficModelInfo*>& traffic_models();
+// The model called `name`, or nullptr.
+const TrafficModelInfo* find_traffic_model(std::string_view name);
+// "bulk, churn, ... or rate": the names, for messages.
+std::string traffic_model_names();
+
+// The value of `name` for a run: given in `settings`, or the declared default.
+// Throws SimConfigError when it is missing (a file), of the wrong type or out
+// of its declared range.
+TrafficValue traffic_setting(const TrafficModelInfo& model, const TrafficSettings& settings, std::string_view name);
+
+// "1us", "86400s", "1.5ms": a time as the settings' ranges are written.
+std::string format_time(Time ns);
+
+}  // namespace ufq::sim

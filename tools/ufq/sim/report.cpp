@@ -186,7 +186,7 @@ std::string to_json(const SimResult& r, const std::string& label) {
                    {"queues", c.queues},
                    {"cpus", c.cpus}};
   if (c.traffic == TrafficModel::churn) j["workload"]["flow_lifetime_s"] = static_cast<double>(c.flow_lifetime) / 1e9;
-  j["fq"] = tc::fq_options_json(c.fq);
+  j["fq"] = ordered_json::parse(tc::fq_options_json(c.fq));
   ordered_json samples = ordered_json::array();
   for (const Sample& s : r.samples) {
     const Time span = s.end - s.start;

@@ -52,6 +52,13 @@ if(TARGET ufq_sim)
   endif()
 endif()
 
+# Shared libraries (BUILD_SHARED_LIBS) find each other where they are
+# installed: libufq_rt needs libufq_scheduler even when the program that
+# loads it was linked --as-needed without it.
+foreach(c IN LISTS UFQ_COMPONENTS)
+  set_target_properties(${_ufq_${c}_targets} PROPERTIES INSTALL_RPATH "$ORIGIN")
+endforeach()
+
 foreach(c IN LISTS UFQ_COMPONENTS)
   install(TARGETS ${_ufq_${c}_targets} EXPORT ufq-${c}-targets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

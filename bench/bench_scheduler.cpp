@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench_config.hpp"
+#include "fifo_floor.hpp"
 #include "heap_pacer.hpp"
 #include "ufq/scheduler.hpp"
 #include "ufq/reference/scheduler.hpp"
@@ -22,14 +23,20 @@ namespace {
 
 using Reference = ufq::reference::FqScheduler;
 using Fast = ufq::FqScheduler;
+using ufq::bench::FifoFloor;
 using ufq::bench::HeapPacer;
 
 using ufq::bench::config_for;
 using ufq::bench::fill;
 
+// The baselines (binary heap, FIFO floor) take no fq configuration and say
+// when they are next due themselves.
+template <class S>
+constexpr bool kBaseline = std::is_same_v<S, HeapPacer> || std::is_same_v<S, FifoFloor>;
+
 template <class S>
 S make(const ufq::FqConfig& cfg) {
-  if constexpr (std::is_same_v<S, HeapPacer>)
+  if constexpr (kBaseline<S>)
     return S{};
   else
     return S(cfg);
@@ -93,10 +100,11 @@ void BM_PacedShuffled(benchmark::State& state) {
 // When a pacer thread that sleeps on the scheduler's timer wakes up: the
 // watchdog's hard expiry (soft expiry + slack: an hrtimer with slack fires then
 // unless something else wakes the CPU earlier), or, for the binary heap, its
-// earliest due time plus the same slack. kNever: nothing is throttled.
+// earliest due time plus the same slack (the FIFO floor: its head's). kNever:
+// nothing is throttled.
 template <class S>
 ufq::Time wake_time(const S& fq, ufq::Time slack) {
-  if constexpr (std::is_same_v<S, HeapPacer>) {
+  if constexpr (kBaseline<S>) {
     const ufq::Time t = fq.next_due();
     return t == ufq::kNever ? t : t + slack;
   } else {
@@ -131,7 +139,7 @@ void BM_PacedTimer(benchmark::State& state) {
     benchmark::DoNotOptimize(fq.enqueue(p, now));
     now += 1000;
     if (now >= wake) {
-      if constexpr (!std::is_same_v<S, HeapPacer>) fq.watchdog().expire();
+      if constexpr (!kBaseline<S>) fq.watchdog().expire();
       while (ufq::Packet* out = fq.dequeue(now)) benchmark::DoNotOptimize(out);
       wake = wake_time(fq, slack);
       if (wake == ufq::kNever) wake = now;  // nothing throttled: look again at the next arrival
@@ -275,14 +283,18 @@ void BM_Memory(benchmark::State& state) {
 
 }  // namespace
 
-#define UFQ_BENCH3(name, ...)                                            \
-  BENCHMARK_TEMPLATE(name, Reference) __VA_ARGS__;                     \
-  BENCHMARK_TEMPLATE(name, Fast) __VA_ARGS__;                 \
+#define UFQ_BENCH3(name, ...)                  \
+  BENCHMARK_TEMPLATE(name, Reference) __VA_ARGS__; \
+  BENCHMARK_TEMPLATE(name, Fast) __VA_ARGS__;      \
   BENCHMARK_TEMPLATE(name, HeapPacer) __VA_ARGS__
+// The paced workloads also run the FIFO floor (fifo_floor.hpp).
+#define UFQ_BENCH4(name, ...) \
+  UFQ_BENCH3(name, __VA_ARGS__); \
+  BENCHMARK_TEMPLATE(name, FifoFloor) __VA_ARGS__
 
-UFQ_BENCH3(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
-UFQ_BENCH3(BM_PacedTimer, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
-UFQ_BENCH3(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
+UFQ_BENCH4(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
+UFQ_BENCH4(BM_PacedTimer, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
+UFQ_BENCH4(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, Reference)->Arg(1000)->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_Lookup, Fast)->Arg(1000)->Arg(1000000);

@@ -26,7 +26,7 @@ def ns(name):
         per = 1e9 / b["items_per_second"]
     return per
 
-impls = [("Reference", "reference"), ("Fast", "fast"), ("HeapPacer", "binary heap")]
+impls = [("Reference", "reference"), ("Fast", "fast"), ("HeapPacer", "binary heap"), ("FifoFloor", "FIFO floor")]
 rows = []
 def row(label, bench, arg):
     vals = [ns(f"{bench}<{i}>/{arg}") for i, _ in impls]
@@ -76,13 +76,16 @@ lines = ["# Benchmark results", "",
          f"Machine: {machine}; compiler: {cxx}.",
          "CPU pinning (`bench/run.sh` probes each vCPU and pins each suite to the faster: a busy "
          "neighbour on the host slows one of them at a time): " + ("; ".join(probes) if probes else "not pinned") + ".",
-         f"Medians of {reps} repetitions, ns per packet (or per flow where said), all three "
-         "implementations measured in the same run. Command: `bench/run.sh`.", "",
-         "| benchmark | reference (kernel structures) | fast | binary heap pacer | reference / fast |",
-         "|---|---|---|---|---|"]
-for label, (r, f, h) in rows:
+         f"Medians of {reps} repetitions, ns per packet (or per flow where said), all "
+         "implementations measured in the same run. The FIFO floor (bench/fifo_floor.hpp) releases "
+         "packets in arrival order at their departure time and decides nothing: the cost of moving "
+         "a packet at all. Command: `bench/run.sh`.", "",
+         "| benchmark | reference (kernel structures) | fast | binary heap pacer | FIFO floor | reference / fast | fast / floor |",
+         "|---|---|---|---|---|---|---|"]
+for label, (r, f, h, fl) in rows:
     ratio = f"{r / f:.2f}x" if r and f else "—"
-    lines.append(f"| {label} | {fmt(r)} | {fmt(f)} | {fmt(h)} | {ratio} |")
+    floor_ratio = f"{f / fl:.2f}x" if f and fl else "—"
+    lines.append(f"| {label} | {fmt(r)} | {fmt(f)} | {fmt(h)} | {fmt(fl)} | {ratio} | {floor_ratio} |")
 lines += ["", "| memory | reference | fast |", "|---|---|---|"]
 for f in (1000, 1000000):
     lines.append(f"| bytes per idle flow, {f:,} flows | {fmt(mem('Reference', f, 'bytes_per_flow'))} | "
@@ -100,6 +103,8 @@ open(os.path.join(out, "results.md"), "w").write("\n".join(lines) + "\n")
 # The headline workload: the seed's paced flows as a pacer thread runs them,
 # dequeuing when its timer fires (BM_PacedTimer, slack 10 us). BM_Paced, which
 # dequeues after every packet whatever the slack, is reported beside it.
+def ratio_or_none(a, b):
+    return a / b if a and b else None
 def paced(impl, f):
     return ns(f"BM_PacedTimer<{impl}>/{f}/10000")
 def paced_every(impl, f):
@@ -123,7 +128,15 @@ summary = {
         "heap_paced_shuffled": {str(f): ns(f"BM_PacedShuffled<HeapPacer>/{f}/10000") for f in (1000, 100000, 1000000)},
         "reference_paced": {str(f): paced("Reference", f) for f in flows_list},
         "heap_paced": {str(f): paced("HeapPacer", f) for f in flows_list},
+        "floor_paced": {str(f): paced("FifoFloor", f) for f in flows_list},
     },
+    # The FIFO floor in the headline workload at 1k flows, and the fast scheduler's
+    # distance from it.
+    "floor_ns_per_packet": paced("FifoFloor", 1000),
+    "fast_vs_floor_1k": ratio_or_none(paced("Fast", 1000), paced("FifoFloor", 1000)),
+    "speedup_vs_heap_shuffled_1M": ratio_or_none(ns("BM_PacedShuffled<HeapPacer>/1000000/10000"),
+                                                 ns("BM_PacedShuffled<Fast>/1000000/10000")),
+    "shuffled_vs_roundrobin_1M": ratio_or_none(ns("BM_PacedShuffled<Fast>/1000000/10000"), paced("Fast", 1000000)),
     "speedup_vs_reference": {
         "1k": paced("Reference", 1000) / paced("Fast", 1000),
         "1M": paced("Reference", 1000000) / paced("Fast", 1000000),

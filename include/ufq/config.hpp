@@ -15,9 +15,10 @@ namespace ufq {
 
 // Which kernel's decisions to make where versions differ.
 enum class Compat : std::uint8_t {
-  // The newest kernel the spec describes (early 2026): 3 priority bands with a
+  // Mainline as of 2026 (docs/fq-rules.md#versions): 3 priority bands with a
   // priomap and weights, per-band limit, the fast path, GC on every enqueue,
-  // horizon, offload_horizon, TIME_WAIT owners orphaned.
+  // horizon, offload_horizon, TIME_WAIT owners orphaned, and the 2025-2026
+  // fixes (docs/features.md#kernel-fixes-of-2025-2026).
   latest,
   // Linux 5.7, right after the seed's timer-slack series: one high-priority
   // queue for priority 7 (TC_PRIO_CONTROL), a global limit, no fast path, no

@@ -35,9 +35,9 @@ struct Derived {
   }
 };
 
-// §4.6: remember when the packet was due (`tnp`); CE when it leaves more than
-// ce_threshold after that. The counter moves even when the packet cannot carry
-// the mark (not ECN-capable).
+// docs/fq-rules.md#sending-and-ce-marking: remember when the packet was due
+// (`tnp`); CE when it leaves more than ce_threshold after that. The counter
+// moves even when the packet cannot carry the mark (not ECN-capable).
 inline void mark_departure(Packet& p, Time now, Time tnp, Time ce_threshold_ns, FqStats& st) {
   p.due = tnp;
   if (static_cast<std::int64_t>(now - tnp - ce_threshold_ns) > 0) {
@@ -46,8 +46,9 @@ inline void mark_departure(Packet& p, Time now, Time tnp, Time ce_threshold_ns, 
   }
 }
 
-// §4.9: the flow's next departure time from its rate, after `p` was sent and
-// charged. `FlowT` has `credit` (int32) and `time_next_packet` (Time).
+// docs/fq-rules.md#pacing-gap: the flow's next departure time from its rate,
+// after `p` was sent and charged. `FlowT` has `credit` (int32) and
+// `time_next_packet` (Time).
 template <class FlowT>
 [[gnu::always_inline]] inline void pace(FlowT& f, const Packet& p, Time now, const FqConfig& cfg, FqStats& st) {
   if (!cfg.pacing) return;
@@ -70,8 +71,14 @@ template <class FlowT>
     len = kNsecPerSec;
     ++st.pkts_too_long;
   }
-  // Late by `now - time_next_packet`: shorten the gap by that, at most by half.
-  if (f.time_next_packet) len -= std::min(len / 2, now - f.time_next_packet);
+  // Late by `now - time_next_packet`: shorten the gap by that, at most by half
+  // (docs/fq-rules.md#late-departure-compensation). With an offload horizon the
+  // flow can leave before its time_next_packet; the unsigned difference would
+  // then wrap and halve the gap. Latest kernels compensate only a real lateness
+  // (the 2026 fix "sch_fq: fix pacing delay underflow with pacing offload");
+  // 5.7 has no offload horizon and keeps the unguarded rule.
+  if (f.time_next_packet && (now > f.time_next_packet || cfg.compat != Compat::latest))
+    len -= std::min(len / 2, now - f.time_next_packet);
   f.time_next_packet = now + len;
 }
 

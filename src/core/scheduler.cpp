@@ -369,7 +369,8 @@ class FqScheduler::Impl {
     return why;
   }
 
-  // Leave the detached list for the new list; §3.8 refill from the idle age.
+  // Leave the detached list for the new list; refill from the idle age
+  // (docs/fq-rules.md#activation-and-refill).
   void activate(std::uint32_t i, Time now) {
     Flow* f = &flows_[i];
     age_unlink(f);
@@ -457,7 +458,7 @@ class FqScheduler::Impl {
   }
 
   // The owner's id came back with a new generation (a new socket): the flow
-  // starts over (§3.5).
+  // starts over (docs/fq-rules.md#lookup-allocation-and-socket-reuse).
   UFQ_COLD void reuse(std::uint32_t i, const FlowOwner& owner) {
     Flow* f = &flows_[i];
     f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
@@ -881,7 +882,8 @@ class FqScheduler::Impl {
     return n;
   }
 
-  // §6: the table does not depend on buckets_log; free every idle candidate.
+  // docs/fq-rules.md#change-reset-resize: the table does not depend on
+  // buckets_log; free every idle candidate.
   void resize(Time now) {
     std::uint32_t freed = 0;
     for (std::uint32_t i = 0; i < flows_.size(); ++i) {

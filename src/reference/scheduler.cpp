@@ -2,8 +2,8 @@
 // mirror the kernel's (a hash table of ordered trees for flow lookup, per-flow
 // FIFO plus ordered tree for packets, an ordered throttled set, singly linked
 // round-robin lists) so that this file is the oracle the public scheduler
-// (src/core/scheduler.cpp) is compared with. Each decision cites the spec
-// section (../shared/spec/sch_fq-behavior.md) it implements.
+// (src/core/scheduler.cpp) is compared with. Each decision cites the
+// section of docs/fq-rules.md it implements.
 
 #include "ufq/reference/scheduler.hpp"
 #include "ufq/scheduler_concept.hpp"
@@ -127,7 +127,7 @@ class FlowPool {
   std::uint32_t cap_;
 };
 
-// Flows freed per enqueue at most (§3.5): the kernel's FQ_GC_MAX in 5.7; the
+// Flows freed per enqueue at most (docs/fq-rules.md#garbage-collection): the kernel's FQ_GC_MAX in 5.7; the
 // newest kernel frees every candidate on its search path (a red-black path, so
 // a few dozen at most), which the age-ordered rule bounds at 64.
 inline constexpr std::size_t kGcMax57 = 8;
@@ -163,13 +163,13 @@ class FqScheduler::Impl {
   }
 
   Verdict enqueue_latest(Packet& pkt, Time now) {
-    // §3.1: the limit applies per band.
+    // docs/fq-rules.md#admission-limit: the limit applies per band.
     const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
     if (band_pkt_count_[band] >= cfg_.limit) {
       ++st_.band_drops[band];
       return drop(Verdict::drop_limit);
     }
-    // §3.2: departure time, horizon.
+    // docs/fq-rules.md#departure-time-and-horizon: departure time, horizon.
     if (pkt.tstamp == 0) {
       pkt.time_to_send_ = now;
     } else {
@@ -186,12 +186,12 @@ class FqScheduler::Impl {
 
     Flow* f = classify(pkt, now);
     if (f != &internal_) {
-      // §3.7
+      // docs/fq-rules.md#flow-limit
       if (f->qlen >= cfg_.flow_limit) {
         ++st_.flows_plimit;
         return drop(Verdict::drop_flow_limit);
       }
-      // §3.8: activation goes to the new list of the flow's previous band.
+      // docs/fq-rules.md#activation-and-refill: activation goes to the new list of the flow's previous band.
       if (f->state == FlowState::detached) {
         age_unlink(f);
         add_tail(f, FlowState::new_list);
@@ -207,9 +207,9 @@ class FqScheduler::Impl {
   }
 
   Verdict enqueue_5_7(Packet& pkt, Time now) {
-    // §3.1 S: one global limit.
+    // docs/fq-rules.md#admission-limit S: one global limit.
     if (qlen_ >= cfg_.limit) return drop(Verdict::drop_limit);
-    // §3.2 S: no horizon.
+    // docs/fq-rules.md#departure-time-and-horizon S: no horizon.
     pkt.time_to_send_ = pkt.tstamp ? pkt.tstamp : now;
     detail::set_band(pkt, 0);
 
@@ -234,8 +234,9 @@ class FqScheduler::Impl {
     return why;
   }
 
-  // §3.8: a flow idle longer than refill_delay gets at least one quantum. The
-  // max is on unsigned values, so a negative credit (huge as u32) is kept.
+  // docs/fq-rules.md#activation-and-refill: a flow idle longer than refill_delay
+  // gets at least one quantum. The max is on unsigned values, so a negative
+  // credit (huge as u32) is kept.
   void refill_after_idle(Flow* f, Time now) {
     if (time_after(jiffies(now), f->age + refill_delay_jiffies_))
       f->credit = static_cast<std::int32_t>(
@@ -249,7 +250,7 @@ class FqScheduler::Impl {
     ++qlen_;
   }
 
-  // §3.9: in-order packets go to the FIFO, earlier ones to the tree.
+  // docs/fq-rules.md#packet-order-in-a-flow: in-order packets go to the FIFO, earlier ones to the tree.
   static void flow_queue_add(Flow* f, Packet& pkt) {
     if (!f->head || pkt.time_to_send_ >= f->tail->time_to_send_) {
       pkt.next_ = nullptr;
@@ -263,7 +264,8 @@ class FqScheduler::Impl {
     f->t_root.insert(pkt);
   }
 
-  // §3.3-3.6: the flow a packet belongs to, or the internal queue.
+  // The flow a packet belongs to, or the internal queue (docs/fq-rules.md#classification
+  // to #lookup-allocation-and-socket-reuse).
   Flow* classify(Packet& pkt, Time now) {
     // 5.7: TC_PRIO_CONTROL goes to the high-priority internal queue.
     if (!latest_ && (pkt.priority & 15) == 7) {
@@ -293,7 +295,7 @@ class FqScheduler::Impl {
     }
 
     FlowTree& tree = buckets_[bucket_of(key, cfg_.buckets_log)];
-    // §3.5: garbage collection before the lookup, from the oldest detached
+    // docs/fq-rules.md#garbage-collection: garbage collection before the lookup, from the oldest detached
     // flow on (see gc()).
     if (latest_)
       gc(key, now, kGcMaxLatest);
@@ -301,7 +303,7 @@ class FqScheduler::Impl {
       gc(key, now, kGcMax57);
 
     if (Flow* f = find(tree, key)) {
-      // §3.6: the owner id was reused by a new owner.
+      // docs/fq-rules.md#lookup-allocation-and-socket-reuse: the owner id was reused by a new owner.
       if (socket_keyed && f->socket_hash != owner->hash_generation) {
         f->credit = static_cast<std::int32_t>(cfg_.initial_quantum);
         f->socket_hash = owner->hash_generation;
@@ -330,7 +332,7 @@ class FqScheduler::Impl {
     return f;
   }
 
-  // §3.4: the fast path (latest only).
+  // docs/fq-rules.md#fast-path: the fast path (latest only).
   bool fastpath_ok(const Packet& pkt, Time now) const {
     if (pkt.time_to_send_ > now + offload_ns_) return false;
     if (qlen_ != 0) {
@@ -467,7 +469,7 @@ class FqScheduler::Impl {
     add_tail(f, FlowState::old_list);
   }
 
-  // §4.2: release every throttled flow due by now (+ offload horizon).
+  // docs/fq-rules.md#releasing-throttled-flows: release every throttled flow due by now (+ offload horizon).
   void check_throttled(Time now) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
@@ -495,7 +497,7 @@ class FqScheduler::Impl {
 
   Packet* dequeue(Time now) {
     if (qlen_ == 0) return nullptr;
-    // §4.1: the internal queue goes first, with no clock, pacing or marking.
+    // docs/fq-rules.md#internal-queue: the internal queue goes first, with no clock, pacing or marking.
     if (Packet* p = peek(&internal_)) {
       --internal_.qlen;
       dequeue_packet(&internal_, p);
@@ -510,7 +512,7 @@ class FqScheduler::Impl {
     unsigned retry = 0;
     Band* pband = &bands_[band_nr_];
     for (;;) {
-      // §4.3 L: weighted round robin over the bands.
+      // docs/fq-rules.md#choosing-a-flow L: weighted round robin over the bands.
       FlowList* head = nullptr;
       if (pband->credit > 0) {
         if (pband->new_flows.first)
@@ -536,7 +538,7 @@ class FqScheduler::Impl {
       }
       Flow* f = head->first;
       retry = 0;
-      // §4.4
+      // docs/fq-rules.md#flow-credit
       if (f->credit <= 0) {
         f->credit = wrap_add(f->credit, cfg_.quantum);
         head->first = f->next;
@@ -545,7 +547,7 @@ class FqScheduler::Impl {
       }
       Packet* p = peek(f);
       if (!p) {
-        // §4.7 L: an empty new flow passes through the old list first.
+        // docs/fq-rules.md#empty-flows L: an empty new flow passes through the old list first.
         head->first = f->next;
         if (head == &pband->new_flows)
           add_tail(f, FlowState::old_list);
@@ -553,7 +555,7 @@ class FqScheduler::Impl {
           detach(f, now);
         continue;
       }
-      // §4.5
+      // docs/fq-rules.md#throttling
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
       if (now + offload_ns_ < tnp) {
         head->first = f->next;
@@ -561,12 +563,12 @@ class FqScheduler::Impl {
         set_throttled(f);
         continue;
       }
-      // §4.6
+      // docs/fq-rules.md#sending-and-ce-marking
       dequeue_packet(f, p);
       mark_departure(p, now, tnp);
       if (--f->qlen == 0) ++inactive_flows_;
       --band_pkt_count_[detail::band(*p)];
-      // §4.8
+      // docs/fq-rules.md#charging
       f->credit = wrap_sub(f->credit, p->len);
       pband->credit = wrap_sub(pband->credit, p->len);
       pace(f, p, now);
@@ -594,7 +596,7 @@ class FqScheduler::Impl {
       }
       Packet* p = peek(f);
       if (!p) {
-        // §4.7 S: to the old list only if it has flows, else detach.
+        // docs/fq-rules.md#empty-flows S: to the old list only if it has flows, else detach.
         head->first = f->next;
         if (head == &b.new_flows && b.old_flows.first) {
           add_tail(f, FlowState::old_list);
@@ -620,7 +622,7 @@ class FqScheduler::Impl {
     }
   }
 
-  // §4.6 and §4.9, shared with the other implementation (fq_rules.hpp).
+  // docs/fq-rules.md#sending-and-ce-marking and #pacing-gap, shared with the other implementation (fq_rules.hpp).
   void mark_departure(Packet* p, Time now, Time tnp) {
     detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
@@ -664,7 +666,7 @@ class FqScheduler::Impl {
     return n;
   }
 
-  // §6: move every flow to the new table; idle GC candidates are freed.
+  // docs/fq-rules.md#change-reset-resize: move every flow to the new table; idle GC candidates are freed.
   void resize(std::uint8_t old_log, Time now) {
     auto fresh = std::make_unique<FlowTree[]>(cfg_.buckets());
     std::uint32_t freed = 0;
@@ -723,7 +725,7 @@ class FqScheduler::Impl {
     st_.backlog = 0;
     flows_ = inactive_flows_ = throttled_flows_ = 0;
     band_pkt_count_ = {};  // the March 2026 fix; 5.7 has no bands
-    // time_next_delayed_flow is left as is, like the kernel (§6).
+    // time_next_delayed_flow is left as is, like the kernel (docs/fq-rules.md#change-reset-resize).
   }
 
   // ---------------------------------------------------------------- inspection

@@ -1,4 +1,5 @@
-// Reading the words after `fq` (tc's fq option parser, spec §1 and §8).
+// Reading the words after `fq` (tc's fq option parser,
+// docs/fq-rules.md#configuration and #tc-parsing-and-units).
 #include <array>
 #include <cctype>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Printing fq options as `tc qdisc show` / `tc -j qdisc show` do (spec §7.1),
+// Printing fq options as `tc qdisc show` / `tc -j qdisc show` do (docs/fq-rules.md#tc-output),
 // and as re-parseable words.
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-// The qdisc header line around the fq options and statistics (spec §7.1).
+// The qdisc header line around the fq options and statistics (docs/fq-rules.md#tc-output).
 #include "ufq/tc/qdisc_print.hpp"
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// `tc -s qdisc show` statistics for fq (spec §7.1).
+// `tc -s qdisc show` statistics for fq (docs/fq-rules.md#tc-output).
 #include "ufq/tc/stats_print.hpp"
 
 #include <string_view>

@@ -1,4 +1,4 @@
-// Hand-computed cases for the hrtimer model (spec §5.2, edge case 22).
+// Hand-computed cases for the hrtimer model (docs/fq-rules.md#hrtimer-expiry, edge case E22).
 #include "ufq/sim/hrtimer_model.hpp"
 
 #include <gtest/gtest.h>
@@ -71,7 +71,7 @@ TEST_F(HrtimerTest, SlackLetsOneInterruptRunSeveralTimers) {
   EXPECT_EQ(cpu.stats().timers_run, 2u);
 }
 
-// Spec edge case 22.
+// Edge case E22 (docs/fq-rules.md#edge-cases).
 TEST_F(HrtimerTest, WalkStopsAtFirstTimerNotSoftExpired) {
   Hrtimer& a = timer("A");
   Hrtimer& j = timer("J");

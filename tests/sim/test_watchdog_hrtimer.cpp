@@ -1,4 +1,4 @@
-// The qdisc watchdog driven through the hrtimer model: spec §5.1 and edge
+// The qdisc watchdog driven through the hrtimer model: docs/fq-rules.md#watchdog-range-rule and edge
 // cases 20 and 21, with a stand-in for fq's throttled set.
 #include "ufq/sim/watchdog_hrtimer.hpp"
 

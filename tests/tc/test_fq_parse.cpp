@@ -1,5 +1,6 @@
 // Parsing the words after `fq`: every option, its spellings, limits and
-// refusals (spec §1, §8; edge cases §10 items 33-35, 41, 42).
+// refusals (docs/fq-rules.md#configuration, #tc-parsing-and-units; edge cases
+// E33-E35, E41, E42 of #edge-cases).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -59,7 +60,7 @@ TEST(FqParse, Defaults) {
 
 TEST(FqParse, Counts) {
   EXPECT_EQ(ok("limit 500").limit, 500U);
-  EXPECT_EQ(ok("limit 010").limit, 8U);  // §10 item 41: octal
+  EXPECT_EQ(ok("limit 010").limit, 8U);  // docs/fq-rules.md#edge-cases E41: octal
   EXPECT_EQ(ok("limit 0x100").limit, 256U);
   EXPECT_EQ(ok("limit 0").limit, 0U);
   EXPECT_EQ(ok("limit 4294967295").limit, 4294967295U);
@@ -87,7 +88,7 @@ TEST(FqParse, CountsRefuseUnitsAndJunk) {
     EXPECT_EQ(e.kind, Error::Kind::syntax) << line;
     EXPECT_EQ(e.message.rfind("Illegal \"", 0), 0U) << e.message;
   }
-  const Error e = err("quantum 3028b");  // §10 item 41
+  const Error e = err("quantum 3028b");  // docs/fq-rules.md#edge-cases E41
   EXPECT_EQ(e.where, "quantum");
   EXPECT_EQ(e.value, "3028b");
   EXPECT_NE(e.message.find("Illegal \"quantum\""), std::string::npos);
@@ -124,7 +125,7 @@ TEST(FqParse, Help) {
 
 TEST(FqParse, BucketsRoundUpToPowerOfTwo) {
   EXPECT_EQ(ok("buckets 1024").buckets_log, 10);
-  EXPECT_EQ(ok("buckets 1000").buckets_log, 10);  // §10 item 35: 1000 -> 1024
+  EXPECT_EQ(ok("buckets 1000").buckets_log, 10);  // docs/fq-rules.md#edge-cases E35: 1000 -> 1024
   EXPECT_EQ(ok("buckets 1025").buckets_log, 11);
   EXPECT_EQ(ok("buckets 2").buckets_log, 1);
   EXPECT_EQ(ok("buckets 3").buckets_log, 2);
@@ -145,7 +146,7 @@ TEST(FqParse, BucketsOutsideKernelRange) {
   EXPECT_EQ(err("buckets 4294967295").kind, Error::Kind::kernel);  // log 32
 }
 
-TEST(FqParse, QuantumKernelRange) {  // §10 item 33
+TEST(FqParse, QuantumKernelRange) {  // docs/fq-rules.md#edge-cases E33
   for (const char* line : {"quantum 0", "quantum 1048577", "quantum 0xffffffff"}) {
     const Error e = err(line);
     EXPECT_EQ(e.kind, Error::Kind::kernel) << line;
@@ -155,7 +156,7 @@ TEST(FqParse, QuantumKernelRange) {  // §10 item 33
   EXPECT_EQ(err("quantum 0", compat_5_7()).kind, Error::Kind::kernel);
 }
 
-TEST(FqParse, InitialQuantumIntMax) {  // §10 item 34
+TEST(FqParse, InitialQuantumIntMax) {  // docs/fq-rules.md#edge-cases E34
   EXPECT_EQ(ok("initial_quantum 0x7fffffff").initial_quantum, 0x7FFFFFFFU);
   const Error e = err("initial_quantum 0x80000000");
   EXPECT_EQ(e.kind, Error::Kind::kernel);
@@ -166,7 +167,7 @@ TEST(FqParse, InitialQuantumIntMax) {  // §10 item 34
 
 TEST(FqParse, Rates) {
   EXPECT_EQ(ok("maxrate 1mbit").maxrate, 125000U);
-  EXPECT_EQ(ok("maxrate 1mbps").maxrate, 1000000U);  // §10 item 41: bytes!
+  EXPECT_EQ(ok("maxrate 1mbps").maxrate, 1000000U);  // docs/fq-rules.md#edge-cases E41: bytes!
   EXPECT_EQ(ok("maxrate 100000").maxrate, 12500U);
   EXPECT_EQ(ok("maxrate 1.5Gbit").maxrate, 187500000U);
   EXPECT_EQ(ok("maxrate 0").maxrate, 0U);
@@ -298,7 +299,7 @@ TEST(FqParse, Weights) {
             std::string::npos);
 }
 
-TEST(FqParse, OffloadHorizonNeedsDeviceSupport) {  // §10 item 42
+TEST(FqParse, OffloadHorizonNeedsDeviceSupport) {  // docs/fq-rules.md#edge-cases E42
   EXPECT_EQ(ok("offload_horizon 0").offload_horizon_us, 0U);
   const Error e = err("offload_horizon 1");
   EXPECT_EQ(e.kind, Error::Kind::kernel);
@@ -309,7 +310,7 @@ TEST(FqParse, OffloadHorizonNeedsDeviceSupport) {  // §10 item 42
   EXPECT_EQ(err("offload_horizon 1001", dev).kind, Error::Kind::kernel);
 }
 
-TEST(FqParse, Compat57IgnoresNewerAttributes) {  // spec §1.1, §10 item 37
+TEST(FqParse, Compat57IgnoresNewerAttributes) {  // docs/fq-rules.md#netlink-acceptance, #edge-cases E37
   std::vector<std::string> notes;
   ParseOptions opts;
   opts.notes = &notes;

@@ -1,5 +1,5 @@
-// Printing fq options as `tc qdisc show` and `tc -j qdisc show` (spec §7.1,
-// §8; edge cases §10 items 39, 40).
+// Printing fq options as `tc qdisc show` and `tc -j qdisc show` (docs/fq-rules.md#tc-output,
+// docs/fq-rules.md#tc-parsing-and-units; edge cases E39, E40 (docs/fq-rules.md#edge-cases)).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -45,7 +45,7 @@ TEST(FqPrint, Linux57Defaults) {
   EXPECT_EQ(format_fq_options(c), k57Defaults);
 }
 
-TEST(FqPrint, ExamplesFromTheSpec) {  // §10 item 40
+TEST(FqPrint, ExamplesFromTheSpec) {  // docs/fq-rules.md#edge-cases E40
   EXPECT_EQ(field(shown("timer_slack 100"), "timer_slack"), "100ns");
   EXPECT_EQ(field(shown("horizon 100"), "horizon"), "100us");
   EXPECT_EQ(field(shown("ce_threshold 100"), "ce_threshold"), "100us");
@@ -113,7 +113,7 @@ TEST(FqPrint, FullLine) {
             "timer_slack 50us horizon 2s horizon_cap offload_horizon 500us ");
 }
 
-TEST(FqPrint, RefillDelayJiffiesRoundTrip) {  // §10 item 39
+TEST(FqPrint, RefillDelayJiffiesRoundTrip) {  // docs/fq-rules.md#edge-cases E39
   FqConfig hz250;
   hz250.hz = 250;
   FqConfig hz1000;

@@ -12,7 +12,7 @@
 //       rc=2       -> refused with Error::Kind::kernel (the kernel said EINVAL)
 //       refused    -> `add`: the kernel shows no fq; `change`: the kernel's state
 //                     equals the state we carry on (ours is all-or-nothing,
-//                     the kernel applies partially, spec §1.1)
+//                     the kernel applies partially, docs/fq-rules.md#netlink-acceptance)
 //   `tc [-s] [-j] [-d] qdisc show dev d0`
 //       our format_qdisc / format_qdisc_json for the current state with zero
 //       statistics, in the 6.1 form, against the recorded output.
@@ -30,7 +30,7 @@
 //       (b) the Compat::linux_5_7 line followed by "horizon T horizon_drop|cap"
 //           (kernel 5.8+, iproute2 5.14+).
 //   * `tc -s` lines: our block without " band0_pkts N band1_pkts N band2_pkts N"
-//     on the flows line (iproute2 5.14-6.7 print no band fields, spec §7.1).
+//     on the flows line (iproute2 5.14-6.7 print no band fields, docs/fq-rules.md#tc-output).
 //     Only zero statistics occur in the file (a fresh qdisc without traffic);
 //     then no other field differs (fastpath / band drops print only when > 0).
 //   * `tc -j`: both documents are flattened in order, duplicate keys kept (tc
@@ -92,7 +92,7 @@ constexpr std::array<Skipped, 3> kSkipped{{
 // differently, so our result is not Error::Kind::kernel. The file has none:
 // the only acceptance rule that changed between 6.1 and latest for the
 // options in it is initial_quantum <= INT_MAX (April 2023 fix, backported to
-// stable, version unverified, spec §1), and no case sends initial_quantum
+// stable, version unverified, docs/fq-rules.md#configuration), and no case sends initial_quantum
 // above INT_MAX. Quantum 1..2^20 (Dec 2019) and buckets_log 1..18 hold in both.
 struct VersionDifference {
   std::string_view command;
@@ -103,7 +103,7 @@ constexpr std::array<VersionDifference, 0> kVersionDifferences{};
 
 // Refused `change` cases after which the kernel's state differs from the one
 // we carry on (unchanged), because the kernel applied the valid attributes of
-// the message (spec §1.1; docs/features.md: "change partial application:
+// the message (docs/fq-rules.md#netlink-acceptance; docs/features.md: "change partial application:
 // differs"). None in the file: its refused changes are `quantum 0` (the only
 // attribute is the invalid one) and `bogus 1` (tc sent nothing).
 struct PartialChange {
@@ -548,7 +548,7 @@ class Replay {
     }
 
     // Nothing of it is applied by us. `add`: the kernel destroyed the new qdisc.
-    // `change`: the kernel applied the valid attributes (spec §1.1); its state
+    // `change`: the kernel applied the valid attributes (docs/fq-rules.md#netlink-acceptance); its state
     // must equal ours unless the case is listed in kPartialChanges.
     if (is_add) state_ = State{true, std::nullopt, 0};
     if (!is_add && c.rc == 2) {

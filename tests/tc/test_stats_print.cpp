@@ -1,4 +1,4 @@
-// The `tc -s qdisc show` statistics block and its `tc -j -s` members (spec §7.1).
+// The `tc -s qdisc show` statistics block and its `tc -j -s` members (docs/fq-rules.md#tc-output).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -63,13 +63,13 @@ TEST(StatsPrint, EveryOptionalItem) {
   s.inactive_flows = 1;
   s.throttled_flows = 2;
   s.band_pkt_count = {1, 1, 1};
-  s.time_next_delayed_flow = 50000;  // §10 item 23: 50 us
+  s.time_next_delayed_flow = 50000;  // docs/fq-rules.md#edge-cases E23: 50 us
   s.gc_flows = 9;
   s.highprio_packets = 8;
   s.fastpath_packets = 7;
   s.tcp_retrans = 6;
   s.throttled = 5;
-  s.unthrottle_latency_ns = 10000;  // §10 item 24
+  s.unthrottle_latency_ns = 10000;  // docs/fq-rules.md#edge-cases E24
   s.ce_mark = 4;
   s.flows_plimit = 3;
   s.pkts_too_long = 11;
@@ -93,7 +93,7 @@ TEST(StatsPrint, LastLineItemsAlone) {
   s.horizon_caps = 1;  // two spaces before horizon_caps, even first on the line
   EXPECT_NE(format_fq_stats(s).find("throttled 0\n  horizon_caps 1\n"), std::string::npos);
   FqStats t;
-  t.pkts_too_long = 1;  // §10 item 16
+  t.pkts_too_long = 1;  // docs/fq-rules.md#edge-cases E16
   EXPECT_NE(format_fq_stats(t).find("throttled 0\n pkts_too_long 1\n"), std::string::npos);
   FqStats u;
   u.band_drops[2] = 40;

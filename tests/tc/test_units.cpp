@@ -1,4 +1,4 @@
-// iproute2 number, rate, time and size rules (spec §8).
+// iproute2 number, rate, time and size rules (docs/fq-rules.md#tc-parsing-and-units).
 #include <gtest/gtest.h>
 
 #include <optional>

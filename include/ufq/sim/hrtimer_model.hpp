@@ -1,6 +1,6 @@
 // A model of Linux high-resolution timers on one CPU, in virtual time.
 //
-// What is modelled (spec §5.2, edge case 22):
+// What is modelled (docs/fq-rules.md#hrtimer-expiry, edge case E22):
 //  * A timer has a soft expiry (the earliest time it may run) and a hard expiry
 //    (soft + slack, the latest). Queued timers are ordered by hard expiry; equal
 //    hard expiries keep the order in which the timers were (re)started.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ufq/config.hpp"
-#include "ufq/sim/histogram.hpp"
+#include "ufq/histogram.hpp"
 #include "ufq/sim/nic_model.hpp"
 #include "ufq/stats.hpp"
 #include "ufq/time.hpp"

@@ -30,8 +30,8 @@ struct ParseOptions {
 std::string_view fq_usage();
 
 // Reads the words after `fq` (`limit 500 quantum 9000 nopacing ...`) with
-// tc's rules (spec §1, §8) on top of `base`, which supplies the defaults and
-// the surroundings (compat, hz, max_offload_horizon_us, ...). A keyword given
+// tc's rules (docs/fq-rules.md#configuration, #tc-parsing-and-units) on top of
+// `base`, which supplies the defaults and the surroundings (compat, hz, max_offload_horizon_us, ...). A keyword given
 // twice takes the last value, except `bands` and `weights` (tc refuses
 // duplicates). `buckets N` is rounded up to a power of two, `buckets 0`
 // changes nothing, `maxrate 4294967295bps` means unlimited. The result is then

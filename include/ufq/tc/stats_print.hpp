@@ -1,5 +1,5 @@
 // The statistics `tc -s qdisc show` prints under an fq qdisc, from ufq::FqStats
-// (iproute2 >= 6.8 layout, spec §7.1).
+// (iproute2 >= 6.8 layout, docs/fq-rules.md#tc-output).
 #pragma once
 
 #include <string>

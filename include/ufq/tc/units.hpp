@@ -1,6 +1,6 @@
 // Numbers, sizes, rates and times as iproute2's tc reads and prints them.
 //
-// Parsing follows tc's rules exactly where they are defined (spec §8) and
+// Parsing follows tc's rules exactly where they are defined (docs/fq-rules.md#tc-parsing-and-units) and
 // refuses, instead of wrapping, values tc would convert with undefined
 // behaviour (negative or too large times). Printing reproduces tc's rounding.
 #pragma once

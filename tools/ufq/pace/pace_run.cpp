@@ -140,7 +140,7 @@ PaceReport run_pace(const PaceOptions& opt) {
   PacketDone done = [&](Packet& p, PacketFate fate, Time when) {
     if (fate == PacketFate::sent) {
       const PacketMeta& m = pool.meta(p);
-      lateness.record_signed(static_cast<std::int64_t>(when - m.intended));
+      lateness.add_signed(static_cast<std::int64_t>(when - m.intended));
       Departures& d = dep[m.flow];
       if (d.n++ == 0) {
         d.first = when;

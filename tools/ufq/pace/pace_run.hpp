@@ -14,7 +14,7 @@
 #include "ufq/config.hpp"
 #include "ufq/rt/accounting.hpp"
 #include "ufq/rt/egress.hpp"
-#include "pace/histogram.hpp"
+#include "ufq/histogram.hpp"
 #include "ufq/rt/pacer.hpp"
 #include "ufq/rt/sleeper.hpp"
 #include "pace/timer_probe.hpp"

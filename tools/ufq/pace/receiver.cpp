@@ -118,7 +118,7 @@ void UdpReceiver::drain() {
         f.first = at;
         f.first_intended = h.intended_ns;
       } else {
-        gaps_.record_signed(static_cast<std::int64_t>(at - f.last));
+        gaps_.add_signed(static_cast<std::int64_t>(at - f.last));
       }
       f.last = std::max(f.last, at);
       f.last_intended = std::max<Time>(f.last_intended, h.intended_ns);
@@ -132,7 +132,7 @@ void UdpReceiver::drain() {
       f.bytes += len;
       ++totals_.packets;
       totals_.bytes += len;
-      transit_.record_signed(static_cast<std::int64_t>(at - h.intended_ns));
+      transit_.add_signed(static_cast<std::int64_t>(at - h.intended_ns));
     }
     count_.store(totals_.packets, std::memory_order_relaxed);
   }

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "pace/histogram.hpp"
+#include "ufq/histogram.hpp"
 #include "ufq/time.hpp"
 
 namespace ufq::rt {

@@ -18,7 +18,7 @@ TimerLatency measure_timer_latency(TimerKind kind, Time slack_ns, std::uint32_t 
     for (std::uint32_t i = 0; i < samples; ++i) {
       const Time soft = mono_now() + period_ns;
       sleeper.wait(soft, soft + slack_ns);
-      out.lateness.record_signed(static_cast<std::int64_t>(mono_now() - soft));
+      out.lateness.add_signed(static_cast<std::int64_t>(mono_now() - soft));
     }
   }
   if (saved) set_timer_slack_ns(saved);

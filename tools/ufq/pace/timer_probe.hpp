@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "pace/histogram.hpp"
+#include "ufq/histogram.hpp"
 #include "ufq/rt/sleeper.hpp"
 
 namespace ufq::rt {

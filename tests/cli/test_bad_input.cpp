@@ -296,6 +296,13 @@ Table pace_table() {
   t.values("--tick", kTimeGarbage + std::vector<std::string>{"0", "999ns", "2s"}, "1us..1s", s);
   t.values("--lead", kTimeGarbage + std::vector<std::string>{"2s"}, "1s", s);
   t.values("--egress", kGarbage + std::vector<std::string>{"tcp", "per_flow"}, "", s);
+  // Literal addresses only: a host name would be looked up (a socket) before the refusal.
+  t.values("--dest",
+           kGarbage + std::vector<std::string>{"127.0.0.1", "::1:9", "[::1]:0", "127.0.0.1:65536", "[::1]9", ":9",
+                                               "127.0.0.1:-1", "[::1]:"},
+           "HOST:PORT", s);
+  t.add({"--dest", {"pace", "-q", "--dest", "127.0.0.1:9", "--egress", "sink"}, {"--dest", "sink"}});
+  t.add({"--dest", {"pace", "-q", "--dest", "[::1]:9", "--netns"}, {"--dest", "--netns"}});
   for (const char* f : {"--no-gso", "--netns", "--json", "--quiet", "--pin", "--no-probe"}) t.flag(f, {"pace", "-q"});
   t.values("--compare",
            {"", "=", "timer_slack", "timer_slack=", "=1", "timer_slack=,", "timer_slack=1,bogus", "timer=busy,nope",
@@ -318,6 +325,11 @@ Table pace_table() {
          {"pace", "-q", "--compare", "egress=shared,per-flow", "--flows", "2000"},
          {"per-flow", "ulimit -n"}});
   t.add({"--rate", {"pace", "-q", "--flows", "1000000", "--rate", "1"}, {"--rate"}});
+  // Each pooled datagram has its own payload buffer: 1.1M of 65000 bytes.
+  t.add({"--packet-size",
+         {"pace", "-q", "--no-probe", "--rate", "1M", "--packet-size", "65000", "--lead", "1s"},
+         {"--packet-size", "memory"},
+         true});
   return t;
 }
 

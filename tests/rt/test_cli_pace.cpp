@@ -7,6 +7,8 @@
 #include <array>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -32,6 +34,34 @@ Result run(const std::string& args) {
   return r;
 }
 
+// A receiver that is not ufq's: a few lines of Python on [::1] that count
+// the datagrams, their flows (the wire header's second word) and their rate.
+constexpr const char* kForeignReceiver = R"(
+import socket, struct, sys, time
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.bind(("::1", 0))
+print(s.getsockname()[1], flush=True)
+s.settimeout(20)
+n, size, flows, first, last = 0, 0, {}, 0.0, 0.0
+while True:
+    try:
+        d = s.recv(65536)
+    except socket.timeout:
+        break
+    t = time.monotonic()
+    if n == 0:
+        first = t
+        s.settimeout(1.5)
+    last = t
+    n += 1
+    size += len(d)
+    flow = struct.unpack_from("<I", d, 4)[0]
+    flows[flow] = flows.get(flow, 0) + 1
+rate = (n - 1) / (last - first) if n > 1 else 0
+print(n, size, len(flows), min(flows.values(), default=0), max(flows.values(), default=0), rate, flush=True)
+)";
+
 }  // namespace
 
 TEST(CliPace, BadArgumentsExit2) {
@@ -39,7 +69,9 @@ TEST(CliPace, BadArgumentsExit2) {
        {"pace --timer hrtimer", "pace --rate fast", "pace --flows 0", "pace --duration -1",
         "pace --egress tcp", "pace --compare timer_slack", "pace --compare timer_slack=1,bogus",
         "pace --compare timer=busy,nope", "pace --packet-size 10", "pace fq quantum 0",
-        "pace fq bogus 1", "pace tbf", "pace --no-such-option"}) {
+        "pace fq bogus 1", "pace tbf", "pace --no-such-option", "pace --dest 127.0.0.1",
+        "pace --dest ::1:9", "pace --dest [::1]:0", "pace --dest 127.0.0.1:9 --egress sink",
+        "pace --dest 127.0.0.1:9 --netns"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;
@@ -98,4 +130,49 @@ TEST(CliPace, SigintPrintsSummaryAndExitsZero) {
   EXPECT_NE(text.find("stopped by signal"), std::string::npos) << text;
   EXPECT_NE(text.find("lost 0"), std::string::npos) << text;
   EXPECT_NE(text.find("qdisc fq 8001:"), std::string::npos) << text;
+}
+
+// --dest: the generated flows go to a receiver the user runs (here IPv6 on
+// loopback, in Python); the built-in receiver is not started, the report
+// gives send-side figures, and every datagram arrives at the requested rate.
+TEST(CliPace, DestDeliversEveryDatagramToAForeignIpv6Receiver) {
+  char path[] = "/tmp/ufq-foreign-rx-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, kForeignReceiver, std::strlen(kForeignReceiver)),
+            static_cast<ssize_t>(std::strlen(kForeignReceiver)));
+  ::close(fd);
+  FILE* rx = ::popen(("python3 " + std::string(path)).c_str(), "r");
+  ASSERT_NE(rx, nullptr);
+  char line[256] = {};
+  ASSERT_NE(std::fgets(line, sizeof(line), rx), nullptr) << "the receiver did not start";
+  const int port = std::atoi(line);
+  if (port <= 0) {
+    ::pclose(rx);
+    ::unlink(path);
+    GTEST_SKIP() << "no IPv6 loopback for the receiver";
+  }
+  const Result r = run("pace --dest [::1]:" + std::to_string(port) +
+                       " --flows 10 --rate 1000 --duration 2 --no-probe --json -q");
+  ASSERT_NE(std::fgets(line, sizeof(line), rx), nullptr);
+  ::pclose(rx);
+  ::unlink(path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out).at(0);
+  EXPECT_FALSE(j["receiver"].get<bool>());
+  EXPECT_TRUE(j["packets_received"].is_null()) << "not measured: the receiver is the user's";
+  EXPECT_NE(j["path"].get<std::string>().find("[::1]:" + std::to_string(port)), std::string::npos);
+  const long sent = j["packets_sent"].get<long>();
+  EXPECT_EQ(sent, 2000) << "10 flows x 100 pkt/s x 2 s";
+  EXPECT_EQ(j["accounting"]["balanced"], true);
+  long got = 0, bytes = 0, flows = 0, fmin = 0, fmax = 0;
+  double rate = 0;
+  ASSERT_EQ(std::sscanf(line, "%ld %ld %ld %ld %ld %lf", &got, &bytes, &flows, &fmin, &fmax, &rate), 6) << line;
+  EXPECT_EQ(got, sent) << "every datagram arrives";
+  EXPECT_EQ(bytes, sent * 1200) << "at its size (default 1200 B)";
+  EXPECT_EQ(flows, 10);
+  EXPECT_EQ(fmin, 200);
+  EXPECT_EQ(fmax, 200);
+  EXPECT_NEAR(rate / 1000.0, 1.0, 0.03) << rate << " pkt/s at the receiver (Python's clock: generous)";
+  EXPECT_NEAR(j["pps"].get<double>() / 1000.0, 1.0, 0.03) << "send side";
 }

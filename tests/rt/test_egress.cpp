@@ -8,61 +8,68 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <vector>
 
 #include "ufq/rt/udp_egress.hpp"
 
 #include "loopback_socket.hpp"
+#include "test_datagrams.hpp"
 
 using namespace ufq;
 using namespace ufq::rt;
 
 namespace {
 
-// Reads back the wire headers of what arrived.
-struct HeaderReceiver : LoopbackSocket {
-  // Datagrams received within `ms` of quiet; their flows.
-  std::vector<WireHeader> read_all(int ms = 300) {
-    std::vector<WireHeader> out;
+// What a test datagram carries: its flow and sequence number, then zeros.
+struct Tag {
+  std::uint32_t flow = 0, seq = 0;
+};
+
+// Reads back the tags of what arrived.
+struct TagReceiver : LoopbackSocket {
+  // Datagrams received within `ms` of quiet.
+  std::vector<Tag> read_all(int ms = 300) {
+    std::vector<Tag> out;
     for (;;) {
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, ms) <= 0) return out;
       std::uint8_t buf[2048];
       const ssize_t n = ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-      WireHeader h;
-      if (n > 0 && read_wire_header(buf, static_cast<std::size_t>(n), h)) out.push_back(h);
+      Tag t;
+      if (n >= static_cast<ssize_t>(sizeof(t))) {
+        std::memcpy(&t, buf, sizeof(t));
+        out.push_back(t);
+      }
     }
   }
 };
 
 struct Harness {
-  std::vector<Packet> pkts;
+  Datagrams pkts;
+  std::vector<std::array<std::uint8_t, 100>> payload;
   std::vector<std::pair<std::uint64_t, TxResult>> done;
   std::deque<int> script;  // per call: >= 0 messages to report sent (clamped), < 0 -errno
   int calls = 0;
 
-  explicit Harness(std::size_t n, std::uint32_t flows = 1) : pkts(n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      pkts[i].len = 100 + kFrameOverhead;
-      pkts[i].cookie = i;
-      pkts[i].hash = static_cast<std::uint32_t>(i % flows);
-    }
+  // n datagrams of 100 bytes to `dest`, tagged flow = i % flows, seq = i.
+  explicit Harness(std::size_t n, std::uint32_t flows = 1, sockaddr_in dest = Address::loopback_v4(9).in4())
+      : pkts(n, Address::from(reinterpret_cast<const sockaddr*>(&dest), sizeof(dest)), 100), payload(n) {
+    for (std::size_t i = 0; i < n; ++i) set_flow(i, static_cast<std::uint32_t>(i % flows));
   }
-  UdpEgressConfig config(bool gso, sockaddr_in dest = {}) {
+  void set_flow(std::size_t i, std::uint32_t flow) {
+    const Tag t{flow, static_cast<std::uint32_t>(i)};
+    payload[i].fill(0);
+    std::memcpy(payload[i].data(), &t, sizeof(t));
+    pkts.datagram(i).data = payload[i].data();
+    pkts[i].hash = flow;
+  }
+  UdpEgressConfig config(bool gso) {
     UdpEgressConfig c;
-    c.dest = dest;
-    c.dest.sin_family = AF_INET;
     c.gso = gso;
-    c.describe = [](const Packet& p) {
-      Datagram d;
-      d.socket = p.hash;
-      d.payload = p.len - kFrameOverhead;
-      d.header.flow = p.hash;
-      d.header.seq = static_cast<std::uint32_t>(p.cookie);
-      return d;
-    };
     c.send = [this](int, mmsghdr*, unsigned n, int) {
       ++calls;
       if (script.empty()) return static_cast<int>(n);
@@ -96,8 +103,8 @@ TEST(UdpEgress, EagainKeepsPacketsAndFlushRetriesInOrder) {
   EXPECT_EQ(e.tx_room(), 0U) << "a stopped queue takes nothing";
   EXPECT_EQ(e.pending(), 10U);
   EXPECT_TRUE(h.done.empty());
-  Packet extra;
-  EXPECT_FALSE(e.xmit(extra, false)) << "refused while blocked: the caller keeps it";
+  Datagrams extra(1);
+  EXPECT_FALSE(e.xmit(extra[0], false)) << "refused while blocked: the caller keeps it";
   EXPECT_EQ(e.flush(), 10U);
   EXPECT_FALSE(e.blocked());
   ASSERT_EQ(h.done.size(), 10U);
@@ -155,12 +162,16 @@ TEST(UdpEgress, AbandonReturnsPendingPackets) {
 }
 
 TEST(UdpEgress, RealLoopbackSendWithGso) {
-  HeaderReceiver rx;
-  Harness h(40, 2);
-  UdpEgressConfig c = h.config(true, rx.addr);
+  TagReceiver rx;
+  Harness h(40, 2, rx.addr);
+  UdpEgressConfig c = h.config(true);
   c.send = nullptr;  // the real sendmmsg
-  // Runs of one flow: packets 0..19 flow 0, 20..39 flow 1.
-  for (std::size_t i = 0; i < 40; ++i) h.pkts[i].hash = i < 20 ? 0 : 1;
+  // Runs of one flow: packets 0..19 flow 0, 20..39 flow 1; flow 1 marked
+  // ECT(0), so that its datagrams travel on another path than flow 0's.
+  for (std::size_t i = 0; i < 40; ++i) {
+    h.set_flow(i, i < 20 ? 0 : 1);
+    if (i >= 20) h.pkts.datagram(i).ecn = Ecn::ect0;
+  }
   UdpEgress e(c);
   h.attach(e);
   h.xmit_all(e);
@@ -175,19 +186,28 @@ TEST(UdpEgress, RealLoopbackSendWithGso) {
 }
 
 TEST(UdpEgress, RealLoopbackPerFlowSockets) {
-  HeaderReceiver rx;
-  Harness h(30, 3);
-  UdpEgressConfig c = h.config(true, rx.addr);
+  TagReceiver rx;
+  Harness h(30, 3, rx.addr);
+  // The application's own connected sockets, one per flow.
+  std::vector<int> fds;
+  for (int f = 0; f < 3; ++f) {
+    fds.push_back(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    ASSERT_EQ(::connect(fds.back(), reinterpret_cast<const sockaddr*>(&rx.addr), sizeof(rx.addr)), 0);
+  }
+  for (std::size_t i = 0; i < 30; ++i) h.pkts.datagram(i).fd = fds[i % 3];
+  UdpEgressConfig c = h.config(true);
   c.send = nullptr;
-  c.sockets = UdpEgressConfig::Sockets::per_flow;
-  c.flows = 3;
-  UdpEgress e(c);
-  h.attach(e);
-  h.xmit_all(e);
-  EXPECT_EQ(h.done.size(), 30U);
+  {
+    UdpEgress e(c);
+    h.attach(e);
+    h.xmit_all(e);
+    EXPECT_EQ(h.done.size(), 30U);
+    EXPECT_EQ(e.stats().send_calls, 30U) << "one sendmmsg per run of one socket";
+  }
   const auto got = rx.read_all();
   ASSERT_EQ(got.size(), 30U);
   std::vector<int> per_flow(3, 0);
   for (const auto& w : got) ++per_flow.at(w.flow);
   EXPECT_EQ(per_flow, (std::vector<int>{10, 10, 10}));
+  for (int fd : fds) ::close(fd);
 }

@@ -1,6 +1,8 @@
 // Integration: `ufq pace` runs for a second or two on loopback. Checks the
-// accounting (generated = sent + dropped + unsent; sent = received + lost;
-// nothing lost on loopback) and, with generous tolerances, the rates.
+// accounting (generated = sent + dropped + unsent; with the built-in
+// receiver sent = received + lost, lost never negative: more received than
+// sent is an error; nothing lost on loopback) and, with generous
+// tolerances, the rates.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -39,7 +41,15 @@ void expect_accounting(const PaceReport& r) {
                                 fate(r, PacketFate::drop_horizon);
   EXPECT_EQ(r.packets_generated, r.packets_sent + dropped + fate(r, PacketFate::failed) + r.unsent_at_exit)
       << "every packet is sent, dropped with a reason, failed, or still queued at exit";
-  EXPECT_EQ(r.packets_sent, r.packets_received + r.packets_lost);
+  if (r.receiver) {
+    // Measured by the receiver, so it can fail both ways: lost is clamped
+    // at 0, and a datagram received twice shows as packets_extra.
+    EXPECT_EQ(r.packets_extra, 0U) << "more received than sent";
+    EXPECT_EQ(r.packets_sent, r.packets_received + r.packets_lost);
+  } else {
+    EXPECT_EQ(r.packets_received, 0U) << "nothing is received without the built-in receiver";
+    EXPECT_TRUE(nlohmann::json::parse(format_json(r))["packets_received"].is_null());
+  }
   EXPECT_EQ(r.fq_stats.offered, r.fq_stats.dequeued + r.fq_stats.drops + r.fq_stats.qlen);
 
   // The full identity (accounting.hpp), term by term, and as printed.
@@ -97,7 +107,12 @@ TEST(PaceRun, SinkPerFlowAndTimerfd) {
   o.sleeper.kind = TimerKind::timerfd;
   PaceReport r = run_pace(o);
   expect_accounting(r);
-  EXPECT_EQ(r.packets_received, r.packets_sent);
+  EXPECT_FALSE(r.receiver);
+  // The sink's own count of what it was handed, against the producer's
+  // count (with no losses possible, all 10,000 leave).
+  EXPECT_EQ(r.pacer.egress.packets, r.packets_sent);
+  EXPECT_EQ(r.packets_sent, r.packets_generated);
+  EXPECT_EQ(r.packets_generated, 10'000U);
   EXPECT_EQ(r.timer, "timerfd");
   EXPECT_EQ(r.egress, "sink");
 
@@ -108,6 +123,26 @@ TEST(PaceRun, SinkPerFlowAndTimerfd) {
   expect_accounting(r);
   EXPECT_EQ(r.packets_lost, 0U);
   EXPECT_NE(r.egress.find("per-flow"), std::string::npos);
+}
+
+// A datagram that arrives twice (the seam sends every fifth batch twice)
+// makes more received than sent: an error the report shows, not a negative
+// loss hidden by the clamp.
+TEST(PaceRun, MoreReceivedThanSentIsAnError) {
+  PaceOptions o = small_run(500 * kNsecPerMsec);
+  o.probe_timer = false;
+  int calls = 0;
+  o.sendmmsg = [&calls](int fd, mmsghdr* m, unsigned n, int flags) {
+    const int r = ::sendmmsg(fd, m, n, flags);
+    if (r > 0 && ++calls % 5 == 0) ::sendmmsg(fd, m, static_cast<unsigned>(r), flags);
+    return r;
+  };
+  const PaceReport r = run_pace(o);
+  ASSERT_TRUE(r.receiver);
+  EXPECT_GT(r.packets_received, r.packets_sent);
+  EXPECT_EQ(r.packets_extra, r.packets_received - r.packets_sent);
+  EXPECT_EQ(r.packets_lost, 0U);
+  EXPECT_NE(format_summary(r).find("more than sent (error)"), std::string::npos) << format_summary(r);
 }
 
 TEST(PaceRun, RefusedSendsDuringARunAreRetried) {

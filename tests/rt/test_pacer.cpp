@@ -14,6 +14,7 @@
 #include "ufq/rt/udp_egress.hpp"
 
 #include "packet_outcome.hpp"
+#include "test_datagrams.hpp"
 
 using namespace ufq;
 using namespace ufq::rt;
@@ -119,17 +120,14 @@ TEST(Pacer, RefusedSendsAreRetriedNotLost) {
   std::vector<FlowOwner> owners(50);
   for (std::size_t i = 0; i < owners.size(); ++i) owners[i].id = i + 1;
   const Time t0 = mono_now() + 2 * kNsecPerMsec;
-  auto pkts = make_packets(3000, owners, t0, 60 * kNsecPerMsec);
+  Datagrams pkts(3000);
+  for (std::size_t i = 0; i < pkts.size(); ++i) {
+    pkts[i].owner = &owners[i % owners.size()];
+    pkts[i].tstamp = t0 + 60 * kNsecPerMsec * i / pkts.size();
+  }
   Outcome out(pkts.size());
   std::atomic<int> calls{0};
   UdpEgressConfig ec;
-  ec.dest.sin_family = AF_INET;
-  ec.describe = [](const Packet& p) {
-    Datagram d;
-    d.payload = 1200;
-    d.header.flow = static_cast<std::uint32_t>(p.owner->id);
-    return d;
-  };
   ec.send = [&calls](int, mmsghdr*, unsigned n, int) {
     const int c = calls.fetch_add(1);
     if (c % 3 == 0) {  // every third call refused: no buffer space / would block

@@ -27,6 +27,7 @@
 #include "ufq/rt/udp_egress.hpp"
 
 #include "loopback_socket.hpp"
+#include "test_datagrams.hpp"
 #include "packet_outcome.hpp"
 
 using namespace ufq;
@@ -60,7 +61,7 @@ void expect_identity(const Pacer& pacer, const Outcome& out, std::uint64_t submi
   EXPECT_EQ(r.fq.offered, r.fq.dequeued + r.fq.drops + r.fq.qlen);
 }
 
-void expect_never_early(const std::vector<Packet>& pkts, const Outcome& out) {
+void expect_never_early(const Datagrams& pkts, const Outcome& out) {
   for (std::size_t i = 0; i < pkts.size(); ++i)
     if (out.fate_of[i] == static_cast<int>(PacketFate::sent)) {
       ASSERT_GE(out.when[i], pkts[i].tstamp) << "packet " << i << " left before its time";
@@ -74,11 +75,10 @@ struct Flows {
   }
   // n packets round-robin over the flows; departures spread over `span`
   // from t0 (t0 == 0: unstamped, due at once).
-  std::vector<Packet> packets(std::size_t n, Time t0, Time span) {
-    std::vector<Packet> pkts(n);
+  Datagrams packets(std::size_t n, Time t0, Time span, Address dest = Address::loopback_v4(9),
+                    std::uint32_t payload = 1200) {
+    Datagrams pkts(n, dest, payload);
     for (std::size_t i = 0; i < n; ++i) {
-      pkts[i].len = 1242;
-      pkts[i].cookie = i;
       pkts[i].owner = &owners[i % owners.size()];
       pkts[i].tstamp = t0 ? t0 + span * i / n : 0;
     }
@@ -110,18 +110,7 @@ struct ScriptedSend {
 // go to the script; nothing reaches the network.
 UdpEgressConfig scripted_config(ScriptedSend& s) {
   UdpEgressConfig ec;
-  ec.dest.sin_family = AF_INET;
-  ec.dest.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ec.dest.sin_port = htons(9);
   ec.gso = false;
-  ec.describe = [](const Packet& p) {
-    Datagram d;
-    d.socket = static_cast<std::uint32_t>(p.owner->id - 1);
-    d.payload = 1200;
-    d.header.flow = static_cast<std::uint32_t>(p.owner->id - 1);
-    d.header.seq = static_cast<std::uint32_t>(p.cookie);
-    return d;
-  };
   ec.send = s.fn();
   return ec;
 }
@@ -135,7 +124,7 @@ bool wait_for(const std::function<bool()>& cond, Time limit = kGenerous) {
   return true;
 }
 
-void submit_all(Pacer& pacer, std::vector<Packet>& pkts, std::size_t from = 0,
+void submit_all(Pacer& pacer, Datagrams& pkts, std::size_t from = 0,
                 std::size_t to = SIZE_MAX) {
   to = std::min(to, pkts.size());
   for (std::size_t i = from; i < to; ++i)
@@ -148,7 +137,7 @@ void submit_all(Pacer& pacer, std::vector<Packet>& pkts, std::size_t from = 0,
 // the pacer hold references into it.
 struct ScriptedRun {
   Flows flows;
-  std::vector<Packet> pkts;
+  Datagrams pkts;
   Outcome out;
   ScriptedSend send;
   UdpEgress egress;
@@ -378,26 +367,30 @@ struct LoopbackReceiver : LoopbackSocket {
 // gets no error and its packets are sent and lost. Either way every packet is
 // sent or failed with ECONNREFUSED, and the identity holds.
 TEST(PacerFaults, ReceiverDisappearsMidRun) {
-  for (auto sockets : {UdpEgressConfig::Sockets::per_flow, UdpEgressConfig::Sockets::shared}) {
-    const bool per_flow = sockets == UdpEgressConfig::Sockets::per_flow;
+  for (const bool per_flow : {true, false}) {
     SCOPED_TRACE(per_flow ? "per-flow connected sockets" : "shared socket");
     LoopbackReceiver rx;
     Flows flows(8);
-    auto pkts = flows.packets(800, 0, 0);
+    const Address dest = Address::from(reinterpret_cast<const sockaddr*>(&rx.addr), sizeof(rx.addr));
+    auto pkts = flows.packets(800, 0, 0, dest, 200);
     Outcome out(pkts.size());
-    UdpEgressConfig ec;
-    ec.sockets = sockets;
-    ec.flows = 8;
-    ec.dest = rx.addr;
-    ec.describe = [](const Packet& p) {
-      Datagram d;
-      d.socket = static_cast<std::uint32_t>(p.owner->id - 1);
-      d.payload = 200;
-      d.header.flow = d.socket;
-      d.header.seq = static_cast<std::uint32_t>(p.cookie);
-      return d;
-    };
-    UdpEgress egress(ec);
+    // Per-flow: the application's own connected sockets, one per flow.
+    std::vector<int> fds;
+    if (per_flow)
+      for (int f = 0; f < 8; ++f) {
+        const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        ASSERT_EQ(::connect(fd, dest.sockaddr_ptr(), dest.length()), 0);
+        fds.push_back(fd);
+      }
+    for (std::size_t i = 0; i < pkts.size(); ++i)
+      pkts.datagram(i).fd = per_flow ? fds[static_cast<std::size_t>(pkts[i].owner->id - 1)] : -1;
+    struct Closer {
+      std::vector<int>& fds;
+      ~Closer() {
+        for (int fd : fds) ::close(fd);
+      }
+    } closer{fds};
+    UdpEgress egress;
     Pacer pacer(PacerConfig{}, egress, out.callback());
     pacer.start();
     // Each half spread over 40 ms so that each flow sends many separate
@@ -479,7 +472,7 @@ TEST(PacerFaults, ProducerOutrunsThePacerRingFull) {
   cfg.ring_capacity = 8;
   std::atomic<std::uint64_t> refused{0};  // outlives the run: the script reads it
   ScriptedRun run(64, 4000, 0, 0, cfg);  // 63 per flow at most: fq drops none
-  std::vector<Packet>& pkts = run.pkts;
+  Datagrams& pkts = run.pkts;
   Pacer& pacer = run.pacer;
   run.send.script = [&](int call, unsigned n) {
     if (call == 0) wait_for([&] { return refused.load() > 0; });

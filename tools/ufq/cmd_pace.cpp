@@ -3,7 +3,7 @@
 //
 //   ufq pace [--flows N] [--rate PPS] [--packet-size B] [--duration T]
 //            [--timer nanosleep|epoll|timerfd|busy|hybrid|tick] [--spin T] [--tick T]
-//            [--egress shared|per-flow|sink] [--no-gso] [--netns]
+//            [--egress shared|per-flow|sink] [--no-gso] [--netns] [--dest HOST:PORT]
 //            [--compare KEY=V1,V2,...] [--json] [--quiet] [fq [FQ OPTIONS...]]
 //
 // The words after `fq` go to the tc-fq parser, as in `ufq show`. --compare
@@ -24,6 +24,7 @@
 #include "pace/pace_run.hpp"
 #include "pace/report.hpp"
 #include "pace/stop_signal.hpp"
+#include "pace/wire.hpp"
 #include "ufq/tc/fq_options.hpp"
 #include "ufq/tc/units.hpp"
 
@@ -43,6 +44,7 @@ struct PaceArgs {
   std::string egress = "shared";
   bool no_gso = false;
   bool netns = false;
+  std::string dest;
   bool json = false;
   bool quiet = false;
   bool pin = false;
@@ -86,11 +88,14 @@ std::string check_pace_plan(const rt::PaceOptions& o) {
   }
   // The packet pool as run_pace sizes it (the lead time plus 100 ms of
   // packets, at most 4M), and per-flow state on both ends; measured on the
-  // release build at about 170 bytes per flow and 120 per pooled packet.
+  // release build at about 170 bytes per flow and 120 per pooled packet,
+  // plus the packet's payload buffer.
   const double pool =
       std::min(4e6, o.workload.rate_pps * (static_cast<double>(o.workload.lead_ns) / 1e9 + 0.1) + 4096.0);
-  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * 128.0;
-  return check_memory(bytes, "--flows, --rate x --lead", "lower them");
+  // Each pooled datagram also has its own payload buffer (not with the sink).
+  const double payload = o.egress == rt::EgressKind::sink ? 0.0 : static_cast<double>(o.workload.payload);
+  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * (128.0 + payload);
+  return check_memory(bytes, "--flows, --rate x --lead, --packet-size", "lower them");
 }
 
 int pace(const PaceArgs& a, CLI::App& sub) {
@@ -133,6 +138,14 @@ int pace(const PaceArgs& a, CLI::App& sub) {
   base.egress = *egress;
   base.gso = !a.no_gso;
   base.netns = a.netns;
+  if (!a.dest.empty()) {
+    std::string why;
+    const auto d = rt::Address::parse(a.dest, &why);
+    if (!d) return fail("--dest: " + why + "; expected HOST:PORT or [IPv6]:PORT");
+    if (a.netns) return fail("--dest sends to a receiver you run: it excludes --netns");
+    if (*egress == rt::EgressKind::sink) return fail("--dest needs a UDP egress (shared or per-flow), not sink");
+    base.dest = *d;
+  }
   base.probe_timer = !a.no_probe;
   if (a.nice < -20 || a.nice > 19) return fail("--nice: must be -20..19");
   base.pacer_nice = a.nice;
@@ -242,6 +255,11 @@ int pace(const PaceArgs& a, CLI::App& sub) {
                 << r.accounting.accounted() << " accounted for)\n";
       return kExitInvariant;
     }
+    if (r.packets_extra > 0) {
+      std::cerr << "ufq: pace: the receiver got " << r.packets_extra
+                << " datagrams more than were sent (duplicated on the path?)\n";
+      return kExitInvariant;
+    }
   }
   return kExitOk;
 }
@@ -255,7 +273,8 @@ void add_pace_command(Commands& commands) {
       [a](CLI::App& self) { return pace(*a, self); });
   sub->footer(
       "Usage: ufq pace [OPTIONS] [fq [FQ OPTIONS...]]\n"
-      "Sends real UDP packets to a receiver on 127.0.0.1 (or across a veth pair with --netns)\n"
+      "Sends real UDP packets to a receiver on 127.0.0.1 (or across a veth pair with --netns,\n"
+      "or to any IPv4/IPv6 receiver of yours with --dest HOST:PORT)\n"
       "and prints, every 2 s, system interrupts/s, context switches/s and CPU from /proc next to\n"
       "the pacer's wake-ups/s, packets per wake-up and packets/s; then a summary.\n"
       "Everything after `fq` is read as tc-fq(8) options:\n  fq " +
@@ -284,6 +303,9 @@ void add_pace_command(Commands& commands) {
   sub->add_flag("--no-gso", a->no_gso, "never use UDP GSO");
   sub->add_flag("--netns", a->netns,
                 "send across a veth pair between two network namespaces created for the run (root)");
+  sub->add_option("--dest", a->dest,
+                  "send to this receiver instead of the built-in one (HOST:PORT, [IPv6]:PORT); "
+                  "only send-side figures are reported");
   sub->add_option("--compare", a->compare,
                   "run once per value: KEY=V1,V2,... with KEY an fq option, `timer` or `egress`");
   sub->add_flag("--json", a->json, "print a JSON array (one object per run) on stdout");

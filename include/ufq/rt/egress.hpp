@@ -21,13 +21,17 @@ struct EgressStats {
   std::uint64_t messages = 0;      // datagram messages (a GSO message carries several packets)
   std::uint64_t gso_messages = 0;  // messages with UDP_SEGMENT
   std::uint64_t gso_packets = 0;   // packets sent inside GSO messages
+  std::uint64_t gso_segments = 0;  // segments those messages carried (a train is one packet)
+  std::uint64_t gso_fallbacks = 0; // GSO switched off after EIO/EINVAL/EOPNOTSUPP
   std::uint64_t blocked = 0;       // send calls refused with EAGAIN or ENOBUFS
   std::uint64_t eagain = 0;
   std::uint64_t enobufs = 0;
   std::uint64_t retries = 0;       // flush() calls that retried a refused send
   std::uint64_t eintr = 0;         // send calls interrupted by a signal (sent again)
   std::uint64_t econnrefused_retries = 0;  // ECONNREFUSED (an earlier ICMP error) sent again once
-  std::uint64_t failed = 0;        // packets given up on a hard error
+  std::uint64_t failed = 0;        // packets given up on a hard error (refused ones included)
+  std::uint64_t refused = 0;       // of those, refused before any send (bad datagram or descriptor)
+  std::uint64_t ce_marked = 0;     // packets sent with the CE codepoint the scheduler set
   int last_errno = 0;              // of the last hard error
 };
 

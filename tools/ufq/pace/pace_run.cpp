@@ -1,11 +1,13 @@
 #include "pace/pace_run.hpp"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <system_error>
 
 #include "ufq/rt/clock.hpp"
 #include "pace/netns.hpp"
@@ -13,7 +15,7 @@
 #include "pace/receiver.hpp"
 #include "ufq/rt/sink_egress.hpp"
 #include "ufq/rt/udp_egress.hpp"
-#include "ufq/rt/wire.hpp"
+#include "pace/wire.hpp"
 
 namespace ufq::rt {
 
@@ -53,6 +55,30 @@ double rate_error(Time first, Time last, Time first_intended, Time last_intended
   return std::fabs(actual / intended - 1.0);
 }
 
+// One connected socket per flow (--egress per-flow), closed at the end.
+struct FlowSockets {
+  std::vector<int> fds;
+  FlowSockets() = default;
+  FlowSockets(const FlowSockets&) = delete;
+  FlowSockets& operator=(const FlowSockets&) = delete;
+  ~FlowSockets() {
+    for (int fd : fds) ::close(fd);
+  }
+  void open(const Address& dest, std::uint32_t flows) {
+    fds.reserve(flows);
+    for (std::uint32_t i = 0; i < flows; ++i) {
+      const int fd = ::socket(dest.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+      if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
+      fds.push_back(fd);
+      int buf = 4 << 20;
+      if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) != 0)
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+      if (::connect(fd, dest.sockaddr_ptr(), dest.length()) != 0)
+        throw std::system_error(errno, std::generic_category(), "connect " + dest.to_string());
+    }
+  }
+};
+
 }  // namespace
 
 PaceReport run_pace(const PaceOptions& opt) {
@@ -68,10 +94,17 @@ PaceReport run_pace(const PaceOptions& opt) {
   std::unique_ptr<NetnsPair> ns;
   if (opt.netns && opt.egress != EgressKind::sink) ns = std::make_unique<NetnsPair>();
 
-  // The receiver first: the egress needs its address.
+  if (opt.dest && opt.netns) throw std::invalid_argument("--dest and --netns exclude each other");
+  if (opt.dest && opt.dest->empty()) throw std::invalid_argument("--dest: no address");
+
+  // The receiver first: the egress needs its address. An external one
+  // (--dest) is the user's: nothing is started.
   std::unique_ptr<UdpReceiver> rx;
-  sockaddr_in dest{};
-  if (opt.egress != EgressKind::sink) {
+  Address dest;
+  if (opt.egress != EgressKind::sink && opt.dest) {
+    dest = *opt.dest;
+    rep.path = "to " + dest.to_string() + " (external receiver: send-side figures only)";
+  } else if (opt.egress != EgressKind::sink) {
     ReceiverConfig rc;
     rc.bind.sin_family = AF_INET;
     rc.bind.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -83,48 +116,43 @@ PaceReport run_pace(const PaceOptions& opt) {
       ns->in_receiver([&] { rx = std::make_unique<UdpReceiver>(rc); });
     else
       rx = std::make_unique<UdpReceiver>(rc);
-    dest = rx->local_address();
+    const sockaddr_in a = rx->local_address();
+    dest = Address::from(reinterpret_cast<const sockaddr*>(&a), sizeof(a));
     char buf[INET_ADDRSTRLEN] = {};
-    ::inet_ntop(AF_INET, &dest.sin_addr, buf, sizeof(buf));
+    ::inet_ntop(AF_INET, &a.sin_addr, buf, sizeof(buf));
     rep.path = (ns ? "veth " + ns->sender_ns() + " -> " + ns->receiver_ns() + " " : "loopback ") +
-               buf + ":" + std::to_string(ntohs(dest.sin_port));
+               buf + ":" + std::to_string(ntohs(a.sin_port));
   } else {
     rep.path = "none (sink)";
   }
+  rep.receiver = rx != nullptr;
 
   // Packets: enough for the lead time plus generous slack for stalls.
   const double in_flight =
       opt.workload.rate_pps * (static_cast<double>(opt.workload.lead_ns) / 1e9 + 0.1);
   const auto pool_size = static_cast<std::uint32_t>(std::min(4e6, in_flight + 4096.0));
-  PacketPool pool(pool_size);
+  // Each pooled datagram has its own payload buffer (the sink sends nothing).
+  PacketPool pool(pool_size, opt.egress == EgressKind::sink ? 0 : opt.workload.payload);
 
   std::unique_ptr<Egress> egress;
+  FlowSockets sockets;
   if (opt.egress == EgressKind::sink) {
     egress = std::make_unique<SinkEgress>();
   } else {
     UdpEgressConfig ec;
-    ec.sockets = opt.egress == EgressKind::udp_per_flow ? UdpEgressConfig::Sockets::per_flow
-                                                        : UdpEgressConfig::Sockets::shared;
-    ec.dest = dest;
-    ec.flows = flows;
     ec.gso = opt.gso;
     ec.send = opt.sendmmsg;
-    ec.describe = [&pool](const Packet& p) {
-      const PacketMeta& m = pool.meta(p);
-      Datagram d;
-      d.socket = m.flow;
-      d.payload = p.len > kFrameOverhead ? p.len - kFrameOverhead : 0;
-      d.header.flow = m.flow;
-      d.header.seq = m.seq;
-      d.header.intended_ns = m.intended;
-      return d;
+    auto open = [&] {
+      egress = std::make_unique<UdpEgress>(ec);
+      if (opt.egress == EgressKind::udp_per_flow) sockets.open(dest, flows);
     };
     if (ns)
-      ns->in_sender([&] { egress = std::make_unique<UdpEgress>(ec); });
+      ns->in_sender(open);
     else
-      egress = std::make_unique<UdpEgress>(ec);
+      open();
   }
   rep.egress = egress->describe();
+  if (opt.egress == EgressKind::udp_per_flow) rep.egress += ", per-flow connected sockets";
 
   // Timer latency of this machine with the chosen slack.
   if (opt.probe_timer) {
@@ -163,6 +191,8 @@ PaceReport run_pace(const PaceOptions& opt) {
 
   WorkloadConfig wc = opt.workload;
   if (wc.cpu < 0) wc.cpu = opt.helper_cpu;
+  wc.dest = dest;
+  wc.flow_fds = sockets.fds;
   FlowGenerator gen(wc, pool, pacer);
   rep.period_ns = gen.period_ns();
 
@@ -280,7 +310,9 @@ PaceReport run_pace(const PaceOptions& opt) {
   };
   if (rx) {
     rep.packets_received = rx->totals().packets;
+    // Both ways: fewer received is loss, more is an error (a datagram twice).
     rep.packets_lost = rep.packets_sent > rep.packets_received ? rep.packets_sent - rep.packets_received : 0;
+    rep.packets_extra = rep.packets_received > rep.packets_sent ? rep.packets_received - rep.packets_sent : 0;
     rep.transit = rx->transit();
     rep.gaps = rx->gaps();
     for (std::uint32_t f = 0; f < flows; ++f) {
@@ -291,7 +323,8 @@ PaceReport run_pace(const PaceOptions& opt) {
         account(1.0);  // sent but (almost) nothing arrived
     }
   } else {
-    rep.packets_received = rep.packets_sent;  // the sink takes everything
+    // No receiver (the sink, or --dest): nothing received is measured;
+    // rates from departures.
     for (std::uint32_t f = 0; f < flows; ++f)
       if (dep[f].n >= 2)
         account(rate_error(dep[f].first, dep[f].last, dep[f].first_intended, dep[f].last_intended));

@@ -18,6 +18,7 @@
 #include "ufq/rt/pacer.hpp"
 #include "ufq/rt/sleeper.hpp"
 #include "pace/timer_probe.hpp"
+#include "ufq/rt/datagram.hpp"
 #include "ufq/rt/udp_egress.hpp"
 #include "pace/vmstat.hpp"
 #include "pace/workload.hpp"
@@ -49,6 +50,9 @@ struct PaceOptions {
   EgressKind egress = EgressKind::udp_shared;
   bool gso = true;
   bool netns = false;
+  // Send to this receiver (IPv4 or IPv6, not ufq's) instead of starting the
+  // built-in one: only send-side figures are measured.
+  std::optional<Address> dest;
   Time duration_ns = 10 * kNsecPerSec;
   Time interval_ns = 2 * kNsecPerSec;
   int pacer_cpu = -1;                // pin the pacer thread (-1: no)
@@ -71,7 +75,10 @@ struct PaceReport {
   std::string label;
   std::string timer;            // the strategy in use
   std::string egress;           // what the egress is
-  std::string path;             // "loopback 127.0.0.1", "veth ...", "none (sink)"
+  std::string path;             // "loopback 127.0.0.1", "veth ...", "to [::1]:9 ...", "none (sink)"
+  // The built-in receiver ran: the received/lost/arrival figures are
+  // measured (false for the sink and for --dest).
+  bool receiver = false;
   FqConfig fq;
   FqStats fq_stats;
   WorkloadConfig workload;
@@ -93,6 +100,7 @@ struct PaceReport {
   std::uint64_t packets_sent = 0;
   std::uint64_t packets_received = 0;
   std::uint64_t packets_lost = 0;   // sent and never received
+  std::uint64_t packets_extra = 0;  // received beyond those sent (duplicates): an error
   std::array<std::uint64_t, kPacketFates> fates{};
   std::uint64_t unsent_at_exit = 0;
   std::uint64_t pool_empty = 0, ring_full = 0, late_handover = 0;

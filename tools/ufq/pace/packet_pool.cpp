@@ -4,14 +4,16 @@
 
 namespace ufq::rt {
 
-PacketPool::PacketPool(std::uint32_t size)
+PacketPool::PacketPool(std::uint32_t size, std::uint32_t payload)
     : size_(size),
-      packets_(std::make_unique<Packet[]>(size)),
+      payload_(payload),
+      dgrams_(std::make_unique<Datagram[]>(size)),
       meta_(std::make_unique<PacketMeta[]>(size)),
+      arena_(std::make_unique<std::uint8_t[]>(std::size_t{size} * payload)),  // zeroed
       free_(size) {
   if (size == 0) throw std::invalid_argument("PacketPool: size must be > 0");
   for (std::uint32_t i = 0; i < size; ++i) {
-    packets_[i].cookie = i;
+    dgrams_[i].packet.cookie = i;
     free_.try_push(i);
   }
 }
@@ -19,7 +21,7 @@ PacketPool::PacketPool(std::uint32_t size)
 Packet* PacketPool::acquire() {
   std::uint32_t i = 0;
   if (!free_.try_pop(i)) return nullptr;
-  Packet& p = packets_[i];
+  Packet& p = dgrams_[i].packet;
   p.len = 0;
   p.segments = 1;
   p.priority = 0;
@@ -34,7 +36,7 @@ Packet* PacketPool::acquire() {
 
 void PacketPool::release(Packet& p) {
   const auto i = static_cast<std::uint32_t>(p.cookie);
-  if (i >= size_ || &packets_[i] != &p) throw std::logic_error("PacketPool: foreign packet");
+  if (i >= size_ || &dgrams_[i].packet != &p) throw std::logic_error("PacketPool: foreign packet");
   free_.try_push(i);  // cannot be full: at most size_ indices exist
 }
 

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "ufq/rt/clock.hpp"
-#include "ufq/rt/wire.hpp"
+#include "pace/wire.hpp"
 
 namespace ufq::rt {
 namespace {

@@ -76,11 +76,19 @@ std::string format_summary(const PaceReport& r) {
            r.system.system_pct, r.system.idle_pct);
   o << fmt("   CPU:     pacer thread %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
            r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
-  o << fmt("   packets: generated %llu, sent %llu, received %llu, lost %llu\n",
-           static_cast<unsigned long long>(r.packets_generated),
-           static_cast<unsigned long long>(r.packets_sent),
-           static_cast<unsigned long long>(r.packets_received),
-           static_cast<unsigned long long>(r.packets_lost));
+  if (r.receiver)
+    o << fmt("   packets: generated %llu, sent %llu, received %llu, lost %llu%s\n",
+             static_cast<unsigned long long>(r.packets_generated),
+             static_cast<unsigned long long>(r.packets_sent),
+             static_cast<unsigned long long>(r.packets_received),
+             static_cast<unsigned long long>(r.packets_lost),
+             r.packets_extra ? fmt(", %llu more than sent (error)",
+                                   static_cast<unsigned long long>(r.packets_extra)).c_str()
+                             : "");
+  else
+    o << fmt("   packets: generated %llu, sent %llu (no built-in receiver: arrivals not measured)\n",
+             static_cast<unsigned long long>(r.packets_generated),
+             static_cast<unsigned long long>(r.packets_sent));
   o << "   accounting: " << r.accounting.format() << "\n";
   o << "   lateness (send returned - intended departure): p50 " << time_ns(r.lateness.quantile(0.5))
     << ", p99 " << time_ns(r.lateness.quantile(0.99)) << ", max " << time_ns(r.lateness.max()) << "\n";
@@ -95,9 +103,10 @@ std::string format_summary(const PaceReport& r) {
       << time_ns(r.period_ns) << ")";
   o << "\n";
   const EgressStats& e = r.pacer.egress;
-  o << fmt("   egress:  %llu send calls (%.2f packets/call), %llu GSO messages (%llu packets), %llu refused sends (EAGAIN %llu, ENOBUFS %llu) retried, EINTR %llu and ECONNREFUSED %llu sent again\n",
+  o << fmt("   egress:  %llu send calls (%.2f packets/call), %llu messages, %llu GSO messages (%llu packets), %llu refused sends (EAGAIN %llu, ENOBUFS %llu) retried, EINTR %llu and ECONNREFUSED %llu sent again\n",
            static_cast<unsigned long long>(e.send_calls),
            e.send_calls ? static_cast<double>(e.packets) / static_cast<double>(e.send_calls) : 0.0,
+           static_cast<unsigned long long>(e.messages),
            static_cast<unsigned long long>(e.gso_messages), static_cast<unsigned long long>(e.gso_packets),
            static_cast<unsigned long long>(e.blocked), static_cast<unsigned long long>(e.eagain),
            static_cast<unsigned long long>(e.enobufs), static_cast<unsigned long long>(e.eintr),
@@ -152,8 +161,16 @@ std::string format_json(const PaceReport& r) {
   j["process_cpu_pct"] = round2(r.process_cpu_pct);
   j["packets_generated"] = r.packets_generated;
   j["packets_sent"] = r.packets_sent;
-  j["packets_received"] = r.packets_received;
-  j["packets_lost"] = r.packets_lost;
+  j["receiver"] = r.receiver;
+  if (r.receiver) {
+    j["packets_received"] = r.packets_received;
+    j["packets_lost"] = r.packets_lost;
+    j["packets_extra"] = r.packets_extra;
+  } else {  // not measured
+    j["packets_received"] = nullptr;
+    j["packets_lost"] = nullptr;
+    j["packets_extra"] = nullptr;
+  }
   nlohmann::ordered_json drops;
   for (PacketFate f : {PacketFate::drop_limit, PacketFate::drop_flow_limit, PacketFate::drop_horizon})
     drops[to_string(f)] = r.fates[static_cast<std::size_t>(f)];

@@ -7,13 +7,17 @@
 #include <stdexcept>
 
 #include "ufq/rt/clock.hpp"
-#include "ufq/rt/wire.hpp"
+#include "pace/wire.hpp"
 
 namespace ufq::rt {
 
 FlowGenerator::FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, Pacer& pacer)
     : cfg_(cfg), pool_(pool), pacer_(pacer) {
   if (cfg_.flows == 0) throw std::invalid_argument("flows must be > 0");
+  if (!cfg_.flow_fds.empty() && cfg_.flow_fds.size() != cfg_.flows)
+    throw std::invalid_argument("one socket per flow, or none");
+  if (pool_.payload() != 0 && pool_.payload() < cfg_.payload)
+    throw std::invalid_argument("the pool's buffers are smaller than the payload");
   if (!(cfg_.rate_pps > 0)) throw std::invalid_argument("rate must be > 0");
   const double period = 1e9 * static_cast<double>(cfg_.flows) / cfg_.rate_pps;
   if (period < 1.0 || period > 1e12) throw std::invalid_argument("per-flow period out of range");
@@ -39,7 +43,9 @@ FlowGenerator::FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, Pacer&
 
 FlowGenerator::~FlowGenerator() { stop(); }
 
-std::uint32_t FlowGenerator::packet_len() const { return cfg_.payload + kFrameOverhead; }
+std::uint32_t FlowGenerator::packet_len() const {
+  return cfg_.payload + frame_overhead(cfg_.dest.family());
+}
 
 std::uint64_t FlowGenerator::expected(std::uint32_t flow) const {
   const Time first = start_ + phase_[flow];
@@ -100,6 +106,15 @@ void FlowGenerator::loop() {
         m.flow = f;
         m.seq = seq_[f]++;
         m.intended = t;
+        // The datagram: the wire header is its payload writer.
+        Datagram& d = pool_.datagram(*p);
+        d.dest = cfg_.dest;
+        d.fd = cfg_.flow_fds.empty() ? -1 : cfg_.flow_fds[f];
+        d.size = cfg_.payload;
+        if (pool_.payload() != 0) {
+          d.data = pool_.buffer(*p);
+          write_wire_header(pool_.buffer(*p), d.size, WireHeader{kWireMagic, f, m.seq, 0, t});
+        }
         ++k;
       }
       const Time due = p->tstamp;

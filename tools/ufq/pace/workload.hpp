@@ -12,7 +12,8 @@
 //
 // The producer hands packets over `lead` ahead of their departure time,
 // waking on a coarse grid (default 1 ms), so producers rarely need to wake
-// the pacer. Packets come from a preallocated pool.
+// the pacer. Packets come from a preallocated pool of datagrams; each
+// carries the wire header (wire.hpp) in its payload.
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "ufq/packet.hpp"
+#include "ufq/rt/datagram.hpp"
 #include "pace/packet_pool.hpp"
 #include "ufq/rt/pacer.hpp"
 
@@ -34,6 +36,10 @@ struct WorkloadConfig {
   Time tick_ns = 1 * kNsecPerMsec;     // producer wake-up grid
   std::uint64_t seed = 1;
   int cpu = -1;                        // pin the producer thread
+  // Where the datagrams go (none for the sink egress) and, per flow, the
+  // socket to send on (empty: the egress's own socket).
+  Address dest;
+  std::vector<int> flow_fds;
 };
 
 struct WorkloadCounters {
@@ -60,7 +66,7 @@ class FlowGenerator {
 
   const WorkloadConfig& config() const { return cfg_; }
   Time period_ns() const { return period_; }
-  std::uint32_t packet_len() const;  // fq's pkt_len: payload + 42
+  std::uint32_t packet_len() const;  // fq's pkt_len: payload + UDP, IP and Ethernet headers
   FlowOwner& owner(std::uint32_t flow) { return owners_[flow]; }
   // Packets flow f is meant to send in [start, end).
   std::uint64_t expected(std::uint32_t flow) const;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "ufq/tc/fq_options.hpp"
 #include "ufq/tc/units.hpp"
 
@@ -89,7 +91,7 @@ std::string format_fq_options(const FqConfig& cfg) {
   return out;
 }
 
-nlohmann::ordered_json fq_options_json(const FqConfig& cfg) {
+std::string fq_options_json(const FqConfig& cfg) {
   const bool latest = cfg.compat == Compat::latest;
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["limit"] = cfg.limit;
@@ -114,7 +116,7 @@ nlohmann::ordered_json fq_options_json(const FqConfig& cfg) {
     j[cfg.horizon_drop ? "horizon_drop" : "horizon_cap"] = nullptr;
     j["offload_horizon"] = cfg.offload_horizon_us;
   }
-  return j;
+  return j.dump();
 }
 
 std::vector<std::string> fq_options_args(const FqConfig& cfg) {

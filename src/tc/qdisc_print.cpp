@@ -65,12 +65,12 @@ std::string format_qdisc(const FqConfig& cfg, const FqStats& stats, const QdiscH
 }
 
 std::string format_qdisc_json(const FqConfig& cfg, const QdiscHeader& header) {
-  return header_json(header) + ",\"options\":" + fq_options_json(cfg).dump() + "}";
+  return header_json(header) + ",\"options\":" + fq_options_json(cfg) + "}";
 }
 
 std::string format_qdisc_json(const FqConfig& cfg, const FqStats& stats,
                               const QdiscHeader& header) {
-  return header_json(header) + ",\"options\":" + fq_options_json(cfg).dump() + "," +
+  return header_json(header) + ",\"options\":" + fq_options_json(cfg) + "," +
          fq_stats_json_members(stats) + "}";
 }
 

@@ -84,7 +84,7 @@ int show(const ShowArgs& a, CLI::App& sub) {
     else if (a.qdisc)
       out = std::string("[").append(tc::format_qdisc_json(*cfg)).append("]");
     else
-      out = tc::fq_options_json(*cfg).dump();
+      out = tc::fq_options_json(*cfg);
   } else {
     if (a.stats)
       out = tc::format_qdisc(*cfg, FqStats{});

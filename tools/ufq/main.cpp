@@ -10,9 +10,16 @@
 #define UFQ_RT_SUBCOMMANDS(X)
 #endif
 
+// `sim` needs the simulator, which a build may leave out (UFQ_BUILD_SIM=OFF).
+#if UFQ_HAVE_SIM
+#define UFQ_SIM_SUBCOMMANDS(X) X(sim)
+#else
+#define UFQ_SIM_SUBCOMMANDS(X)
+#endif
+
 #define UFQ_SUBCOMMANDS(X) \
   X(show)                  \
-  X(sim)                   \
+  UFQ_SIM_SUBCOMMANDS(X)   \
   UFQ_RT_SUBCOMMANDS(X)    \
   /* one X(name) line per subcommand, above this comment */
 
@@ -25,6 +32,7 @@ UFQ_SUBCOMMANDS(UFQ_DECLARE_COMMAND)
 
 int main(int argc, char** argv) {
   CLI::App app{"ufq: Linux's sch_fq packet scheduler in user space"};
+  app.set_version_flag("--version", "ufq " UFQ_VERSION);  // the CMake project's version
   ufq::cli::Commands commands(app);
   UFQ_SUBCOMMANDS(UFQ_ADD_COMMAND)
   return commands.run(argc, argv);

@@ -9,8 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "ufq/config.hpp"
 #include "ufq/tc/error.hpp"
 
@@ -78,8 +76,9 @@ std::string format_fq_options(const FqConfig& cfg);
 // The "options" object of `tc -j qdisc show`: same fields and order, raw
 // kernel units (bytes, bytes/s, us; ns for timer_slack), "pacing": false only
 // when off, the array keys "priomap " and "weights " with tc's trailing space,
-// and "horizon_drop"/"horizon_cap" as null.
-nlohmann::ordered_json fq_options_json(const FqConfig& cfg);
+// and "horizon_drop"/"horizon_cap" as null. Returned as compact JSON text
+// (no spaces), so that this header needs no JSON library.
+std::string fq_options_json(const FqConfig& cfg);
 
 // Words that parse_fq_options() turns back into exactly `cfg` (given a base
 // with cfg's surroundings): only options that differ from the defaults, in

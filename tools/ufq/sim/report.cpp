@@ -197,7 +197,7 @@ std::string to_json(const SimResult& r, const std::string& label) {
       else
         j["workload"][key] = std::get<std::string>(v);
     }
-  j["fq"] = tc::fq_options_json(c.fq);
+  j["fq"] = ordered_json::parse(tc::fq_options_json(c.fq));
   ordered_json samples = ordered_json::array();
   for (const Sample& s : r.samples) {
     const Time span = s.end - s.start;

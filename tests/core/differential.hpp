@@ -4,7 +4,7 @@
 // the full FqStats, the watchdog, qlen, time_next_delayed_flow and the flows
 // (as a sorted multiset). The reference also goes through the invariant
 // checker (invariants.hpp), so what the fast one must equal is itself checked
-// against the spec's invariants. Operations come from a Source (op_source.hpp):
+// against the invariants of docs/fq-rules.md. Operations come from a Source (op_source.hpp):
 // a seeded PRNG in test_differential.cpp, the fuzzer's bytes in
 // fuzz/fuzz_scheduler_diff.cpp. They cover every packet field over its whole
 // range, owners changing rates/kind/generation, dequeues at any non-decreasing

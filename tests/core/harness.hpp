@@ -3,8 +3,8 @@
 // factories, enqueue/drain helpers, flow inspection and the counter invariants.
 //
 // Numbers in the tests are computed by hand from
-// /work/shared/spec/sch_fq-behavior.md; the section numbers quoted in comments
-// ("§4.9") refer to that document.
+// docs/fq-rules.md; the anchors quoted in comments
+// ("docs/fq-rules.md#pacing-gap") refer to that document.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -93,7 +93,7 @@ inline FlowOwner connected_owner(std::uint64_t id, Rate pacing_rate = kUnlimited
 
 // A connected non-TCP owner paced at `rate` through SO_MAX_PACING_RATE (both the
 // pacing rate and the max pacing rate are `rate`, as setsockopt leaves them).
-// Non-TCP with a max pacing rate: never fast-pathed (§3.4 condition 3).
+// Non-TCP with a max pacing rate: never fast-pathed (docs/fq-rules.md#fast-path condition 3).
 inline FlowOwner rated_owner(std::uint64_t id, Rate rate) { return connected_owner(id, rate, rate); }
 
 // An effectively unpaced owner that still goes through the flows in `latest`.
@@ -119,7 +119,7 @@ inline std::uint64_t hashed_key(std::uint32_t hash, std::uint32_t orphan_mask) {
   return (std::uint64_t{hash & orphan_mask} << 1) | 1U;
 }
 
-// The flow key a packet is classified into (§3.3), as the API documents it.
+// The flow key a packet is classified into (docs/fq-rules.md#classification), as the API documents it.
 inline std::uint64_t expected_key(const Packet& p, const FqConfig& cfg) {
   const FlowOwner* o = p.owner;
   if (o == nullptr || o->kind == FlowOwner::Kind::listener ||
@@ -215,7 +215,7 @@ inline std::vector<Packet*> drain(S& q, Time now,
   return out;
 }
 
-// §4.1: a dequeue on an empty qdisc returns at once, so flows emptied by the
+// docs/fq-rules.md#internal-queue: a dequeue on an empty qdisc returns at once, so flows emptied by the
 // last packets stay on their lists. settle() makes one dequeue walk every list
 // without sending anything: it queues one packet of `sentinel` stamped
 // now + 1 ms, and dequeues at `now` (expected: nothing). Empty flows on the
@@ -254,7 +254,7 @@ inline Time earliest_throttled(const S& q) {
   return t;
 }
 
-// The counter invariants of edge case 45 and ufq's own accounting identity.
+// The counter invariants of edge case E45 and ufq's own accounting identity.
 // `expected_backlog` (bytes held, as the caller tracks them) is checked when given.
 template <Scheduler S>
 inline void expect_consistent(const S& q, Time now,
@@ -282,7 +282,7 @@ inline void expect_consistent(const S& q, Time now,
   EXPECT_EQ(std::uint64_t{st.qlen}, flow_pkts + q.internal_qlen()) << "qlen = sum flow qlen + internal";
   EXPECT_EQ(st.flows, nflows);
   EXPECT_EQ(st.throttled_flows, throttled);
-  // §7: inactive_flows counts detached flows in 5.7, flows without packets in latest.
+  // docs/fq-rules.md#statistics: inactive_flows counts detached flows in 5.7, flows without packets in latest.
   if (q.config().compat == Compat::latest) {
     EXPECT_EQ(st.inactive_flows, empty) << "latest: inactive = flows with qlen 0";
     std::uint64_t band_sum = 0;

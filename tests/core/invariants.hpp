@@ -2,25 +2,25 @@
 // FqScheduler, or a test wrapper with the same interface). It drives the
 // scheduler (enqueue/dequeue/change/reset go through it) and keeps a shadow
 // model of what is really queued: every held packet with its flow key (derived
-// here from the spec, §3.3), its time_to_send and its arrival order, so per
+// here from docs/fq-rules.md#classification), its time_to_send and its arrival order, so per
 // flow a FIFO ordered by (time_to_send, arrival). From that model alone it
 // predicts every enqueue verdict and checks, after every operation:
 //  * counters reconcile: offered = dequeued + drops + purged + qlen, and each
 //    counter the model can know (drops by cause, bytes, segments, backlog,
 //    fast-path and high-priority packets, CE marks, trims, purges) is exact;
 //  * no packet leaves before its time: due = max(time_to_send, the flow's
-//    pacing time) and due <= now + offload_horizon (§4.5: timer slack never
+//    pacing time) and due <= now + offload_horizon (docs/fq-rules.md#throttling: timer slack never
 //    lets a packet out early; the throttle applies with nopacing too), the
-//    internal queue first and unclocked (§4.1); CE exactly when late (§4.6);
-//  * within a flow, packets leave in (time_to_send, arrival) order (§3.9);
+//    internal queue first and unclocked (docs/fq-rules.md#internal-queue); CE exactly when late (docs/fq-rules.md#sending-and-ce-marking);
+//  * within a flow, packets leave in (time_to_send, arrival) order (docs/fq-rules.md#packet-order-in-a-flow);
 //  * qlen, internal qlen, backlog, band counts and every flow's qlen equal the
 //    model; flows / inactive / throttled counts equal what the flows show;
 //  * the watchdog: asked for exactly when dequeue has nothing to send while
 //    packets are queued (then every non-empty flow is throttled beyond now),
-//    its soft expiry inside [time_next_delayed_flow, + slack] (§5.1: a kept
+//    its soft expiry inside [time_next_delayed_flow, + slack] (docs/fq-rules.md#watchdog-range-rule: a kept
 //    timer) and exactly [tndf, tndf + slack] when re-armed; nothing else
 //    touches it; time_next_delayed_flow is never later than the earliest
-//    throttled flow (it may be earlier: stale after reset or socket reuse, §6);
+//    throttled flow (it may be earlier: stale after reset or socket reuse, docs/fq-rules.md#change-reset-resize);
 //  * change(): a configuration validate() refuses (or one changing compat,
 //    HZ, max_flows) is refused with nothing altered; a valid one is applied
 //    and trims only while the queue is above the new limit.
@@ -52,7 +52,7 @@ namespace ufq::inv {
 
 using Fail = std::function<void(const std::string&)>;
 
-// The flow key the spec gives a packet (§3.3); the internal queue gets its own.
+// The flow key docs/fq-rules.md gives a packet (docs/fq-rules.md#classification); the internal queue gets its own.
 inline constexpr std::uint64_t kInternalKey = ~std::uint64_t{0};
 inline std::uint64_t flow_key(const Packet& p, const FqConfig& cfg) {
   const FlowOwner* o = p.owner;
@@ -90,7 +90,7 @@ class Checker {
     ++exp_.offered;
     expect(watchdog_state(s) == wd_before, "enqueue touched the watchdog");
 
-    // Predict the verdict from the model (§3.1-3.7).
+    // Predict the verdict from the model (docs/fq-rules.md#enqueue).
     Verdict want = Verdict::queued;
     bool internal = false;
     std::uint8_t band = 0;
@@ -122,7 +122,7 @@ class Checker {
         const Time tts = tstamp_out ? tstamp_out : now;
         const bool idle_enough = total_ == 0 || (before.flows == before.inactive_flows + before.throttled_flows &&
                                                  internal_count_ < 8 && tndf_before > now + offload);
-        // §3.4 condition 3, as ufq reads it: a full non-TCP socket with any pacing rate set.
+        // docs/fq-rules.md#fast-path condition 3, as ufq reads it: a full non-TCP socket with any pacing rate set.
         const FlowOwner* o = p.owner;
         const bool orphan =
             o == nullptr || o->kind == FlowOwner::Kind::listener || o->kind == FlowOwner::Kind::time_wait;
@@ -337,7 +337,7 @@ class Checker {
     counter("packets in flows", in_flows, total_ - internal_count_);
     counter("flows", st.flows, nflows);
     counter("throttled_flows", st.throttled_flows, throttled);
-    counter("inactive_flows", st.inactive_flows, latest ? empty : detached);  // §7
+    counter("inactive_flows", st.inactive_flows, latest ? empty : detached);  // docs/fq-rules.md#statistics
     const Time tndf = s.time_next_delayed_flow();
     if (throttled > 0)
       expect(tndf <= earliest, [&] {
@@ -422,7 +422,7 @@ class Checker {
         return std::string("left before its time: due " + std::to_string(p.due) + " > now + offload_horizon, " + who());
       });
       // The first packet of a flow since the last check: its due is exactly the
-      // later of its own time and the flow's pacing time as seen then (§4.5).
+      // later of its own time and the flow's pacing time as seen then (docs/fq-rules.md#throttling).
       if (sent_since_check_.insert(h.key).second) {
         const auto pt = pacing_time_.find(h.key);
         if (pt != pacing_time_.end())
@@ -450,7 +450,7 @@ class Checker {
     return late;
   }
 
-  // dequeue() returned nothing with packets queued (§4.3, §4.10, §5.1).
+  // dequeue() returned nothing with packets queued (docs/fq-rules.md#choosing-a-flow, #arming-the-watchdog, #watchdog-range-rule).
   void nothing_to_send(const Sched& s, Time now, const WatchdogState& before) {
     const FqConfig& cfg = s.config();
     const Time until = now + offload_ns(cfg);
@@ -476,8 +476,8 @@ class Checker {
     });
     if (tndf == kNever) {
       // Only a flow due at ~0 itself (a time stamp of ~0 is "in the past" for
-      // the signed horizon test, §3.2): it can never be released, and the
-      // kernel, like us, asks for no wake-up (§4.10).
+      // the signed horizon test, docs/fq-rules.md#departure-time-and-horizon): it can never be released, and the
+      // kernel, like us, asks for no wake-up (docs/fq-rules.md#arming-the-watchdog).
       expect(w == before, "time_next_delayed_flow ~0, yet the watchdog was asked");
       return;
     }

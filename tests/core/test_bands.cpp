@@ -1,5 +1,5 @@
 // Priority handling: the 5.7 high-priority queue and the latest 3-band WRR
-// (spec §3.3 step 1, §4.1, §4.3): edge cases 29, 30, 31, 32.
+// (docs/fq-rules.md#classification step 1, #internal-queue, #choosing-a-flow): edge cases 29, 30, 31, 32.
 #include "harness.hpp"
 
 namespace ufq::test {

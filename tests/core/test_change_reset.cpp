@@ -1,4 +1,4 @@
-// change() and reset(): edge cases 38 and 43 (spec §1.1, §6), plus ufq's
+// change() and reset(): edge cases 38 and 43 (docs/fq-rules.md#netlink-acceptance, #change-reset-resize), plus ufq's
 // all-or-nothing change and the bucket-table resize.
 #include <map>
 
@@ -93,7 +93,7 @@ TYPED_TEST(EdgeCases, E38_TrimStopsAtThrottled) {
 }
 
 // ufq's change() is all or nothing (the kernel would apply limit 500 and still
-// fail, §1.1): {limit 500, quantum 0} throws ConfigError and leaves the
+// fail, docs/fq-rules.md#netlink-acceptance): {limit 500, quantum 0} throws ConfigError and leaves the
 // configuration and the queue as they were.
 TYPED_TEST(ChangeReset, InvalidChangeChangesNothing) {
   for (Compat c : kBothCompat) {
@@ -130,7 +130,7 @@ TYPED_TEST(ChangeReset, SurroundingsCannotChange) {
   EXPECT_EQ(q.config(), make_cfg(Compat::latest));
 }
 
-// §6 resize: changing buckets_log moves every flow, keeping credits, lists and
+// docs/fq-rules.md#change-reset-resize resize: changing buckets_log moves every flow, keeping credits, lists and
 // throttle state; GC candidates (idle > 3 s) are freed and counted.
 TYPED_TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
   for (Compat c : kBothCompat) {
@@ -144,7 +144,7 @@ TYPED_TEST(ChangeReset, ResizeKeepsFlowsAndCollectsIdle) {
     }
     EXPECT_EQ(drain(q, kT0).size(), 5U);
     FlowOwner sentinel = connected_owner(kSentinelId);
-    settle(q, pool, sentinel, kT0);  // detaches the 5 emptied flows (§4.1)
+    settle(q, pool, sentinel, kT0);  // detaches the 5 emptied flows (docs/fq-rules.md#internal-queue)
     EXPECT_EQ(q.stats(kT0).inactive_flows, 5U);
     const Time t = kT0 + 4 * kSec;
     // Enqueued while the idle flows are not yet GC candidates (latest collects

@@ -1,5 +1,5 @@
 // Classification, socket reuse and garbage collection: edge cases 25, 26, 44
-// (spec §3.3, §3.5, §3.6).
+// (docs/fq-rules.md#classification, #garbage-collection, #lookup-allocation-and-socket-reuse).
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -107,7 +107,7 @@ TYPED_TEST(EdgeCases, E26_OrphanMaskZero) {
   }
 }
 
-// E26 / §3.3: which owners are hashed. Default orphan_mask 1023, hash 1030 ->
+// E26 / docs/fq-rules.md#classification: which owners are hashed. Default orphan_mask 1023, hash 1030 ->
 // 1030 & 1023 = 6 -> key 13. Owner-less, listener and unconnected are hashed
 // in both versions; TIME_WAIT is hashed (orphaned) in latest (6.13+) but keyed
 // by the owner (id 5 -> key 10) in 5.7; connected is keyed by the owner.
@@ -141,7 +141,7 @@ TYPED_TEST(EdgeCases, E26_ClassificationKeys) {
 // E44 (5.7): with 1024 buckets GC runs only when flows >= 2048 and more than
 // half are detached, and then frees at most 8 flows idle > 3 s per enqueue,
 // oldest detach first (ufq's structure-independent rule, docs/features.md).
-// (settle() makes the flows emptied by a drain actually detached, see §4.1;
+// (settle() makes the flows emptied by a drain actually detached, see docs/fq-rules.md#internal-queue;
 // its sentinel flow counts as one of the flows.)
 //  * 2046 flows + the sentinel = 2047, all but the sentinel detached and idle
 //    for 4 s: enqueues to them never collect (flows < 2048);
@@ -248,7 +248,7 @@ TYPED_TEST(EdgeCases, E44_NoGcWhenMostlyActive_S) {
   EXPECT_EQ(st.inactive_flows, 4U);
 }
 
-// E44 contrast (latest, §3.5): GC on every enqueue that reaches the lookup, and
+// E44 contrast (latest, docs/fq-rules.md#garbage-collection): GC on every enqueue that reaches the lookup, and
 // the early-2026 mainline frees every idle candidate on the search path (no cap
 // of 8); ufq frees the oldest idle flows, at most 64 per enqueue. 1000 flows
 // idle for 4 s: the first 15 new flows free 64 each, the 16th the remaining

@@ -1,4 +1,4 @@
-// Configuration acceptance: edge cases 33, 34, 35 (spec §1, §1.1).
+// Configuration acceptance: edge cases 33, 34, 35 (docs/fq-rules.md#configuration, #netlink-acceptance).
 //
 // Not here:
 //  * E36 (strict attribute lengths) and E37 (unknown attributes): they are about

@@ -1,4 +1,4 @@
-// Deficit round robin and flow credits: edge cases 1-4 (spec §3.8, §4.3-§4.8).
+// Deficit round robin and flow credits: edge cases 1-4 (docs/fq-rules.md#activation-and-refill, #choosing-a-flow to #charging).
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -23,7 +23,7 @@ FlowState state_of(const S& q, std::uint64_t key) {
 // E1: a new flow with 3 x 1514 B (no timestamp, unpaced) sends them back to
 // back: credit 15140 -> 13626 -> 12112 -> 10598 (15140 - k*1514), no throttle.
 // The flow is then empty at the head of new_flows. A dequeue on the empty
-// qdisc returns at once (§4.1) and leaves it there. The next dequeue that runs
+// qdisc returns at once (docs/fq-rules.md#internal-queue) and leaves it there. The next dequeue that runs
 // the selection (here: B holds a packet stamped +1 ms) finds it empty: 5.7
 // detaches it (old_flows is empty); latest moves it to old_flows and detaches it
 // when it reaches it again in the same call (B being throttled, nothing is
@@ -50,7 +50,7 @@ TYPED_TEST(EdgeCases, E01_NewFlowBurstCredit) {
       EXPECT_EQ(credit_of(q, owner_key(1)), expect_credit[i]);
       expect_consistent(q, kT0);
     }
-    // The flow is still at the head of new_flows with no packet. §7: latest
+    // The flow is still at the head of new_flows with no packet. docs/fq-rules.md#statistics: latest
     // counts it inactive as soon as its qlen hits 0, 5.7 only once detached.
     EXPECT_EQ(state_of(q, owner_key(1)), FlowState::new_list);
     EXPECT_EQ(q.stats(kT0).inactive_flows, c == Compat::latest ? 1U : 0U);
@@ -108,7 +108,7 @@ TYPED_TEST(EdgeCases, E01_EmptyNewFlowJoinsOldFlows) {
     EXPECT_EQ(credit_of(q, owner_key(2)), 3028 - 1514);
 
     // qlen is 0: the next dequeue returns at once and both stay on old_flows;
-    // a dequeue that runs the selection detaches both (§4.7, head is old_flows).
+    // a dequeue that runs the selection detaches both (docs/fq-rules.md#empty-flows, head is old_flows).
     EXPECT_EQ(q.dequeue(kT0), nullptr);
     EXPECT_EQ(state_of(q, owner_key(1)), FlowState::old_list);
     FlowOwner sentinel = connected_owner(kSentinelId);
@@ -254,11 +254,11 @@ TYPED_TEST(EdgeCases, E04_RefillKeepsLargeCredit) {
 // E4 (negative half), 5.7 only: the max is taken on the credits reinterpreted
 // as u32, so a negative credit (huge as u32) survives the refill.
 // A flow that is served is only ever detached with a positive credit (the
-// credit test of §4.4 comes before the emptiness test of §4.7), so the
+// credit test of docs/fq-rules.md#flow-credit comes before the emptiness test of docs/fq-rules.md#empty-flows), so the
 // detached negative credit is built from initial_quantum = 2^32 - 1000
 // (credit -1000; 5.7 accepts any u32, latest refuses > INT_MAX, see E34) and
 // flow_limit 0: the first packet allocates the flow and is dropped by the
-// flow limit, leaving a detached flow with credit -1000 (§3.6 then §3.7).
+// flow limit, leaving a detached flow with credit -1000 (docs/fq-rules.md#lookup-allocation-and-socket-reuse then docs/fq-rules.md#flow-limit).
 // 1 s later (flow_limit raised to 100 by change()) a packet keeps -1000.
 // Its dequeue then needs one quantum: -1000 + 3028 = 2028 > 0, sent: 514.
 TYPED_TEST(EdgeCases, E04_RefillKeepsNegativeCredit_S) {

@@ -1,4 +1,4 @@
-// The latest fast path (spec §3.4) against 5.7: edge cases 27 and 28.
+// The latest fast path (docs/fq-rules.md#fast-path) against 5.7: edge cases 27 and 28.
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -89,7 +89,7 @@ TYPED_TEST(EdgeCases, E28_MaxrateDisablesFastPath_L) {
   }
 }
 
-// §3.4, remaining conditions (latest), each on an empty qdisc unless stated:
+// docs/fq-rules.md#fast-path, remaining conditions (latest), each on an empty qdisc unless stated:
 //  * unstamped from a non-TCP owner without a max pacing rate -> fast path;
 //  * owner-less -> fast path;
 //  * non-TCP owner with SO_MAX_PACING_RATE -> not;

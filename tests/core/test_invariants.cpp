@@ -184,9 +184,9 @@ TEST(Invariants, BothSchedulersPass) {
     }
 }
 
-// A time stamp of ~0 passes the signed horizon test (§3.2) and makes its flow
+// A time stamp of ~0 passes the signed horizon test (docs/fq-rules.md#departure-time-and-horizon) and makes its flow
 // due at ~0: throttled for good, and time_next_delayed_flow stays ~0, so no
-// wake-up is asked for (§4.10). The checker accepts exactly that (found by the
+// wake-up is asked for (docs/fq-rules.md#arming-the-watchdog). The checker accepts exactly that (found by the
 // fuzzer, fuzz/corpus/scheduler_diff/tstamp_never).
 TEST(Invariants, TimestampNeverThrottlesWithoutWakeUp) {
   for (Compat c : {Compat::latest, Compat::linux_5_7}) {

@@ -1,4 +1,4 @@
-// Admission limits: edge cases 5, 6, 7 (spec §3.1, §3.7).
+// Admission limits: edge cases 5, 6, 7 (docs/fq-rules.md#admission-limit, #flow-limit).
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -105,7 +105,7 @@ TYPED_TEST(EdgeCases, E07_PerBandLimit_L) {
   expect_consistent(q, due);
 }
 
-// E7 corollary (latest, §3.1): fast-path packets are not counted in any band,
+// E7 corollary (latest, docs/fq-rules.md#admission-limit): fast-path packets are not counted in any band,
 // so the total queue can exceed `limit`. limit 1: an unstamped packet on the
 // empty qdisc takes the fast path; a stamped band-1 packet still fits its
 // band; a second one does not. qlen 2 > limit 1.

@@ -1,4 +1,4 @@
-// Pacing (spec §4.9): edge cases 12, 13, 14, 16, 18.
+// Pacing (docs/fq-rules.md#pacing-gap): edge cases 12, 13, 14, 16, 18.
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -20,7 +20,7 @@ FlowInfo flow_of(const S& q, std::uint64_t key) {
 //   dequeue(T)            -> nothing: credit 0 -> +3028 (old list), p2 not due -> throttled
 //   dequeue(T + 30.28 ms) -> p2, credit 3028-1514 -> forced 0, next = +30.28 ms
 //                            (drift: now - time_next_packet = 0)
-// The unconnected owner is keyed by its packets' hash (§3.3 step 3) but its rate
+// The unconnected owner is keyed by its packets' hash (docs/fq-rules.md#classification step 3) but its rate
 // still applies.
 TYPED_TEST(EdgeCases, E12_LowRatePacing) {
   constexpr Time kGap = 30'280'000;

@@ -1,4 +1,4 @@
-// Statistics: edge cases 23, 24, 45 (spec §4.2, §7).
+// Statistics: edge cases 23, 24, 45 (docs/fq-rules.md#releasing-throttled-flows, #statistics).
 #include <set>
 
 #include "harness.hpp"

@@ -1,5 +1,5 @@
 // Throttled set, release order and the watchdog request: edge cases 19, 20, 21,
-// 22 (watchdog part only) and 47 (spec §4.1, §4.2, §4.10, §5.1).
+// 22 (watchdog part only) and 47 (docs/fq-rules.md#internal-queue, #releasing-throttled-flows, #arming-the-watchdog, #watchdog-range-rule).
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -106,7 +106,7 @@ TYPED_TEST(EdgeCases, E20_WatchdogSlackBatching) {
   }
 }
 
-// E21 on the Watchdog itself (§5.1): queued soft 105 (hard 115).
+// E21 on the Watchdog itself (docs/fq-rules.md#watchdog-range-rule): queued soft 105 (hard 115).
 //   request (100, 10): 105 - 100 = 5 <= 10 -> kept, fires by 115 (2 x slack late)
 //   request (110, 10): 105 - 110 wraps (u64) -> re-armed [110, 120] (later!)
 //   request (90, 10):  110 - 90 = 20 > 10 -> re-armed [90, 100]
@@ -273,7 +273,7 @@ TYPED_TEST(EdgeCases, E47_InternalQueuePreemptsUnthrottling) {
     ASSERT_EQ(q.enqueue(pa, kT0), Verdict::queued);
     EXPECT_EQ(q.dequeue(kT0), nullptr);
     // 5.7: priority 7 goes to the internal queue. latest: the only flow is
-    // throttled and not yet due, internal < 8 -> fast path (§3.4).
+    // throttled and not yet due, internal < 8 -> fast path (docs/fq-rules.md#fast-path).
     const std::uint8_t prio = c == Compat::linux_5_7 ? 7 : 0;
     std::vector<Packet*> internal;
     enqueue_n(q, pool, 2, {.len = 200, .owner = &b, .priority = prio}, kT0 + 50 * kUs, &internal);

@@ -1,5 +1,5 @@
 // EDT timestamps, horizon, CE marking, nopacing: edge cases 8, 9, 10, 11, 15, 17
-// (spec §3.2, §3.9, §4.5, §4.6).
+// (docs/fq-rules.md#departure-time-and-horizon, #packet-order-in-a-flow, #throttling, #sending-and-ce-marking).
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -103,7 +103,7 @@ TYPED_TEST(EdgeCases, E10_PastTimestamp) {
   }
 }
 
-// E10 (latest, derived from §3.4): the same past-stamped packet from a TCP
+// E10 (latest, derived from docs/fq-rules.md#fast-path): the same past-stamped packet from a TCP
 // owner on an empty qdisc takes the fast path, which skips CE marking.
 TYPED_TEST(EdgeCases, E10_PastTimestampFastPathNoCe_L) {
   FqConfig cfg = make_cfg(Compat::latest);
@@ -204,7 +204,7 @@ TYPED_TEST(EdgeCases, E17_OutOfOrderEdt) {
   }
 }
 
-// E17 variant (§3.9): when both are queued before any dequeue, the flow's queue
+// E17 variant (docs/fq-rules.md#packet-order-in-a-flow): when both are queued before any dequeue, the flow's queue
 // is ordered by time_to_send, so b leaves at 10 ms and a at 20 ms.
 TYPED_TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
   for (Compat c : kBothCompat) {
@@ -227,7 +227,7 @@ TYPED_TEST(EdgeCases, E17_OutOfOrderEdtNoIntermediateDequeue) {
   }
 }
 
-// §3.9 ties: peek takes the tree minimum only when it is strictly earlier than
+// docs/fq-rules.md#packet-order-in-a-flow ties: peek takes the tree minimum only when it is strictly earlier than
 // the FIFO head. FIFO [x@10, y@20]; z@10 arrives (earlier than the tail y) and
 // goes to the tree. Peek: z (10) is not earlier than x (10) -> x; then z (10 <
 // y 20); then y.

@@ -18,6 +18,7 @@
 #include "ufq/rt/udp_egress.hpp"
 
 #include "loopback_socket.hpp"
+#include "test_datagrams.hpp"
 #include "packet_outcome.hpp"
 
 using namespace ufq;
@@ -56,6 +57,17 @@ std::vector<Packet> stamped(std::size_t n, std::vector<FlowOwner>& owners, Time 
     pkts[i].tstamp = t0 ? t0 + gap * i : 0;
   }
   return pkts;
+}
+
+// The same, as datagrams for a UdpEgress (payload bytes to `dest`).
+Datagrams stamped_datagrams(std::size_t n, std::vector<FlowOwner>& owners, Time t0, Time gap, Address dest,
+                            std::uint32_t payload) {
+  Datagrams d(n, dest, payload);
+  for (std::size_t i = 0; i < n; ++i) {
+    d[i].owner = &owners[i % owners.size()];
+    d[i].tstamp = t0 ? t0 + gap * i : 0;
+  }
+  return d;
 }
 
 std::vector<FlowOwner> owners(std::size_t n) {
@@ -253,15 +265,7 @@ struct ScriptedUdp {
   ScriptedUdp() : egress(config()) {}
   UdpEgressConfig config() {
     UdpEgressConfig ec;
-    ec.dest.sin_family = AF_INET;
-    ec.dest.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ec.dest.sin_port = htons(9);
     ec.gso = false;
-    ec.describe = [](const Packet&) {
-      Datagram d;
-      d.payload = 200;
-      return d;
-    };
     ec.send = [this](int, mmsghdr*, unsigned n, int) {
       ++calls;
       if (refuse) {
@@ -281,7 +285,7 @@ struct ScriptedUdp {
 TEST(EventLoop, RefusedSendReturnsTheDescriptorToPollForPollout) {
   ScriptedUdp udp;
   auto own = owners(3);
-  auto pkts = stamped(30, own, 0, 0);
+  auto pkts = stamped_datagrams(30, own, 0, 0, Address::loopback_v4(9), 200);
   Outcome out(pkts.size());
   EventLoopConfig cfg;
   cfg.egress_wait_ns = 300 * kNsecPerUsec;
@@ -311,19 +315,11 @@ TEST(EventLoop, RefusedSendReturnsTheDescriptorToPollForPollout) {
 // that gets every datagram; nothing leaves before its time.
 TEST(EventLoop, DrivenByEpollPwait2OverARealUdpSocket) {
   LoopbackSocket rx;
-  UdpEgressConfig ec;
-  ec.dest = rx.addr;
-  ec.describe = [](const Packet& p) {
-    Datagram d;
-    d.payload = 100;
-    d.header.flow = static_cast<std::uint32_t>(p.owner->id);
-    d.header.seq = static_cast<std::uint32_t>(p.cookie);
-    return d;
-  };
-  UdpEgress egress(ec);
+  UdpEgress egress;
   auto own = owners(5);
   const Time t0 = mono_now() + 2 * kNsecPerMsec;
-  auto pkts = stamped(100, own, t0, 200 * kNsecPerUsec);
+  auto pkts = stamped_datagrams(100, own, t0, 200 * kNsecPerUsec,
+                                Address::from(reinterpret_cast<const sockaddr*>(&rx.addr), sizeof(rx.addr)), 100);
   Outcome out(pkts.size());
   EventLoopConfig cfg;
   cfg.fq.timer_slack_ns = 20'000;

@@ -106,7 +106,7 @@ const TrafficModelInfo& traffic_model_csv() {
       .name = "csv",
       .help = "departure times from a CSV file (--csv): time_ns,flow[,bytes] a line",
       .params = {{.name = "csv", .type = TrafficParam::Type::file,
-                  .help = "csv: departure times to replay, time_ns,flow[,bytes] a line"}},
+                  .help = "departure times to replay, time_ns,flow[,bytes] a line"}},
       .ignores = {{"flows", "the file's flow column makes the flows"}, {"rate", "the file's times set the pace"}},
       .packets = [](const SimConfig&) { return TrafficWork{0, "packets", {}}; },  // as many as the file holds
       .make = [](const SimConfig& c, const TrafficSettings& s) -> std::unique_ptr<TrafficSource> {

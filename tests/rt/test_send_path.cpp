@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 
 #include "ufq/rt/clock.hpp"
 #include "ufq/rt/datagram.hpp"
+#include "ufq/rt/event_loop.hpp"
 #include "ufq/rt/pacer.hpp"
 #include "ufq/rt/payload_pool.hpp"
 #include "ufq/rt/udp_egress.hpp"
@@ -185,11 +187,12 @@ class Receiver {
 // returns when each came back (or the drain bound passed); the accounting
 // and egress figures are then the runtime's.
 
-enum class Mode { pacer_thread };
+enum class Mode { pacer_thread, event_loop };
 
 std::string mode_name(const ::testing::TestParamInfo<Mode>& info) {
   switch (info.param) {
     case Mode::pacer_thread: return "PacerThread";
+    case Mode::event_loop: return "EventLoop";
   }
   return "unknown";
 }
@@ -218,9 +221,56 @@ class PacerThreadRunner final : public ModeRunner {
   Pacer pacer_;
 };
 
+// The application's own loop, no thread of ours: enqueue everything, then
+// run at each returned window with epoll_pwait2 (the window's slack as this
+// thread's timer slack, POLLOUT on the descriptor after a refused send) until
+// nothing is held; what is still held at the bound comes back as unsent.
+class EventLoopRunner final : public ModeRunner {
+ public:
+  EventLoopRunner(const PacerConfig& cfg, Egress& e, PacketDone done)
+      : loop_(EventLoopConfig{.fq = cfg.fq, .runner = cfg.runner}, e, std::move(done)) {}
+  void run(const std::vector<Packet*>& pkts) override {
+    for (Packet* p : pkts) loop_.enqueue(*p, mono_now());
+    const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+    ASSERT_GE(ep, 0);
+    const std::uint64_t saved_slack = timer_slack_ns();
+    const Time give_up = mono_now() + kGenerous;
+    while (!loop_.idle() && mono_now() < give_up) {
+      const Wakeup w = loop_.run(mono_now());
+      if (w.why == WakeFor::quota || w.why == WakeFor::packet) continue;
+      int added = -1;
+      if (w.fd >= 0) {
+        epoll_event ev{};
+        ev.events = EPOLLOUT;
+        if (::epoll_ctl(ep, EPOLL_CTL_ADD, w.fd, &ev) == 0) added = w.fd;
+      }
+      set_timer_slack_ns(w.slack());
+      const Time now = mono_now();
+      const timespec ts = to_timespec(w.soft > now ? w.soft - now : 0);
+      epoll_event ev{};
+      ::epoll_pwait2(ep, &ev, 1, &ts, nullptr);
+      if (added >= 0) ::epoll_ctl(ep, EPOLL_CTL_DEL, added, nullptr);
+    }
+    ::close(ep);
+    if (saved_slack) set_timer_slack_ns(saved_slack);
+    const Time end = mono_now();
+    loop_.give_back(end);
+    accounting_ = loop_.accounting();
+    egress_ = loop_.stats(end).egress;
+  }
+  const PacketAccounting& accounting() const override { return accounting_; }
+  const EgressStats& egress() const override { return egress_; }
+
+ private:
+  EventLoop loop_;
+  PacketAccounting accounting_;
+  EgressStats egress_;
+};
+
 std::unique_ptr<ModeRunner> make_runner(Mode m, const PacerConfig& cfg, Egress& e, PacketDone done) {
   switch (m) {
     case Mode::pacer_thread: return std::make_unique<PacerThreadRunner>(cfg, e, std::move(done));
+    case Mode::event_loop: return std::make_unique<EventLoopRunner>(cfg, e, std::move(done));
   }
   return nullptr;
 }
@@ -673,7 +723,7 @@ TEST_P(SendPath, BadDatagramsAreRefusedWithAReasonAndComeBack) {
   ::close(udp6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, SendPath, ::testing::Values(Mode::pacer_thread), mode_name);
+INSTANTIATE_TEST_SUITE_P(Modes, SendPath, ::testing::Values(Mode::pacer_thread, Mode::event_loop), mode_name);
 
 // --- the record's own rules ---
 

@@ -310,6 +310,11 @@ struct App {
   Outcome out{0};
   std::uint64_t wrong_buffer = 0;  // came back without its own buffer
 
+  // Departures start kLead after stamp() (called again by run_app() just before
+  // the runtime gets the datagrams, so building the App, however slow under a
+  // sanitizer, does not make the first ones late).
+  static constexpr Time kLead = 50 * kNsecPerMsec;
+
   explicit App(std::vector<FlowSpec> specs) : flows(std::move(specs)), owners(flows.size()) {
     std::size_t n = 0;
     for (const auto& s : flows) n += s.packets;
@@ -317,7 +322,6 @@ struct App {
     buffers.resize(n);
     out = Outcome(n);
     pool = std::make_unique<PayloadPool>(static_cast<std::uint32_t>(n), 65535);
-    const Time t0 = mono_now() + 20 * kNsecPerMsec;
     std::size_t i = 0;
     std::vector<std::uint8_t> scratch(65536);
     for (std::size_t f = 0; f < flows.size(); ++f) {
@@ -327,8 +331,6 @@ struct App {
         Datagram& d = dgrams[i];
         d.packet.cookie = i;
         d.packet.owner = &owners[f];
-        const Time t = t0 + static_cast<Time>(static_cast<double>(k) * 1e9 / s.rate_pps);
-        d.packet.tstamp = t - s.late;
         d.dest = s.to->address();
         d.source = s.source;
         d.fd = s.fd;
@@ -353,9 +355,19 @@ struct App {
         d.charge();
       }
     }
+    stamp();
     // Submission in departure order (as the application would produce them).
     for (auto& d : dgrams) order.push_back(&d.packet);
     std::stable_sort(order.begin(), order.end(), [](const Packet* a, const Packet* b) { return a->tstamp < b->tstamp; });
+  }
+
+  // Each flow's k-th datagram leaves at now + kLead + k / rate, minus its `late`.
+  void stamp() {
+    const Time t0 = mono_now() + kLead;
+    std::size_t i = 0;
+    for (const FlowSpec& s : flows)
+      for (std::uint32_t k = 0; k < s.packets; ++k, ++i)
+        dgrams[i].packet.tstamp = t0 + static_cast<Time>(static_cast<double>(k) * 1e9 / s.rate_pps) - s.late;
   }
 
   // The completion: the buffer comes back (copy mode: to the pool).
@@ -419,6 +431,12 @@ void expect_everything_back(const App& app, const ModeRunner& run) {
   EXPECT_TRUE(run.accounting().balanced()) << run.accounting().format();
 }
 
+// Stamp the departures afresh, then hand the datagrams to the runtime.
+void run_app(ModeRunner& run, App& app) {
+  app.stamp();
+  run.run(app.order);
+}
+
 class SendPath : public ::testing::TestWithParam<Mode> {};
 
 }  // namespace
@@ -442,7 +460,7 @@ TEST_P(SendPath, TwoReceiversGetEveryByteAtEachFlowsRate) {
   });
   UdpEgress egress;
   auto run = make_runner(GetParam(), roomy(), egress, app.done());
-  run->run(app.order);
+  run_app(*run, app);
   expect_everything_back(app, *run);
   EXPECT_EQ(run->accounting().sent, app.dgrams.size()) << run->accounting().format();
   const auto got4 = r4.wait_for(app.wire_datagrams(r4));
@@ -480,7 +498,7 @@ TEST_P(SendPath, TwoReceiversGetEveryByteAtEachFlowsRate) {
   ::close(own6);
 }
 
-// ce_threshold exceeded (the departures stamped 80 ms in the past): fq
+// ce_threshold exceeded (the departures stamped 50 ms in the past): fq
 // marks the ECT datagrams CE and the receivers see CE (IP_RECVTOS /
 // IPV6_RECVTCLASS), datagram by datagram exactly where fq marked; not-ECT
 // datagrams are never marked; ECT datagrams on time keep their ECT(0).
@@ -488,7 +506,7 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
   Receiver r4(AF_INET), r6(AF_INET6);
   ASSERT_TRUE(r4.ok());
   if (!r6.ok()) GTEST_SKIP() << "no IPv6 loopback";
-  const Time late = 100 * kNsecPerMsec;  // the application's start is 20 ms ahead
+  const Time late = 100 * kNsecPerMsec;  // the application's start is App::kLead (50 ms) ahead
   App app({
       {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0, .late = late},
       {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::not_ect, .late = late},
@@ -496,10 +514,10 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
       {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0},
   });
   PacerConfig cfg = roomy();
-  cfg.fq.ce_threshold_us = 20000;  // 20 ms: the late ones (80 ms) exceed it, the others only in a stall
+  cfg.fq.ce_threshold_us = 20000;  // 20 ms: the late ones (50 ms) exceed it, the others only in a stall
   UdpEgress egress;
   auto run = make_runner(GetParam(), cfg, egress, app.done());
-  run->run(app.order);
+  run_app(*run, app);
   expect_everything_back(app, *run);
   const auto got4 = r4.wait_for(app.wire_datagrams(r4));
   const auto got6 = r6.wait_for(app.wire_datagrams(r6));
@@ -542,7 +560,7 @@ TEST_P(SendPath, ApplicationGsoTrainsArriveAsTheirSegments) {
   UdpEgress egress;
   if (!egress.gso_enabled()) GTEST_SKIP() << "the kernel has no UDP GSO";
   auto run = make_runner(GetParam(), roomy(), egress, app.done());
-  run->run(app.order);
+  run_app(*run, app);
   expect_everything_back(app, *run);
   EXPECT_EQ(run->accounting().sent, 80U);
   const auto got4 = r4.wait_for(app.wire_datagrams(r4));
@@ -589,7 +607,7 @@ TEST_P(SendPath, InjectedEioOnGsoSendFallsBackWithoutLoss) {
   UdpEgress egress(ec);
   if (!egress.gso_enabled()) GTEST_SKIP() << "the kernel has no UDP GSO";
   auto run = make_runner(GetParam(), roomy(), egress, app.done());
-  run->run(app.order);
+  run_app(*run, app);
   expect_everything_back(app, *run);
   EXPECT_EQ(run->accounting().sent, app.dgrams.size()) << run->accounting().format();
   EXPECT_EQ(eio.load(), 1) << "one EIO, then no UDP_SEGMENT ever again";
@@ -622,7 +640,7 @@ TEST_P(SendPath, EagainStormLosesNothing) {
   };
   UdpEgress egress(ec);
   auto run = make_runner(GetParam(), roomy(), egress, app.done());
-  run->run(app.order);
+  run_app(*run, app);
   expect_everything_back(app, *run);
   EXPECT_EQ(run->accounting().sent, app.dgrams.size()) << run->accounting().format();
   EXPECT_GT(refused.load(), 100);
@@ -694,7 +712,7 @@ TEST_P(SendPath, BadDatagramsAreRefusedWithAReasonAndComeBack) {
   };
   UdpEgress egress;
   auto run = make_runner(GetParam(), roomy(), egress, done);
-  run->run(app.order);
+  run_app(*run, app);
   EXPECT_EQ(app.out.twice, 0U);
   EXPECT_EQ(app.out.total(), app.dgrams.size()) << "every datagram comes back";
   EXPECT_EQ(wrong, 0U) << "with its own buffer";

@@ -128,9 +128,13 @@ int pace(const PaceArgs& a, CLI::App& sub) {
   const auto lead = parse_time_arg(a.lead, 1e3);
   if (!lead || *lead > kNsecPerSec) return fail("--lead: \"" + a.lead + "\" is not a time up to 1s");
   base.workload.lead_ns = *lead;
-  const auto timer = rt::parse_timer_kind(a.timer);
-  if (!timer) return fail("--timer: \"" + a.timer + "\" is not one of " + rt::timer_kind_names());
+  // `blast` is not a wake-up strategy: the same packets unpaced (pace_run.hpp).
+  const auto timer = a.timer == "blast" ? std::optional{rt::TimerKind::nanosleep}
+                                        : rt::parse_timer_kind(a.timer);
+  if (!timer)
+    return fail("--timer: \"" + a.timer + "\" is not one of " + rt::timer_kind_names() + "|blast");
   base.sleeper.kind = *timer;
+  base.blast = a.timer == "blast";
   base.sleeper.spin_ns = *spin;
   base.sleeper.tick_ns = *tick;
   const auto egress = rt::parse_egress_kind(a.egress);
@@ -185,9 +189,11 @@ int pace(const PaceArgs& a, CLI::App& sub) {
       if (v.empty()) return fail("--compare: empty value in \"" + a.compare + "\"");
       RunPlan p{key + "=" + v, base};
       if (key == "timer") {
-        const auto k = rt::parse_timer_kind(v);
-        if (!k) return fail("--compare timer: \"" + v + "\" is not one of " + rt::timer_kind_names());
+        const auto k = v == "blast" ? std::optional{rt::TimerKind::nanosleep} : rt::parse_timer_kind(v);
+        if (!k)
+          return fail("--compare timer: \"" + v + "\" is not one of " + rt::timer_kind_names() + "|blast");
         p.opt.sleeper.kind = *k;
+        p.opt.blast = v == "blast";
       } else if (key == "egress") {
         const auto k = rt::parse_egress_kind(v);
         if (!k) return fail("--compare egress: \"" + v + "\" is not one of shared|per-flow|sink");
@@ -290,7 +296,9 @@ void add_pace_command(Commands& commands) {
       ->capture_default_str();
   sub->add_option("--interval", a->interval, "report interval (bare number: seconds)")
       ->capture_default_str();
-  sub->add_option("--timer", a->timer, std::string("wake-up strategy: ") + rt::timer_kind_names())
+  sub->add_option("--timer", a->timer,
+                  std::string("wake-up strategy: ") + rt::timer_kind_names() +
+                      ", or blast: the same packets unpaced, as fast as the socket takes them")
       ->capture_default_str();
   sub->add_option("--spin", a->spin, "hybrid: spin this long before the window (bare: us)")
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "ufq/rt/clock.hpp"
+#include "pace/blast.hpp"
 #include "pace/netns.hpp"
 #include "pace/packet_pool.hpp"
 #include "pace/receiver.hpp"
@@ -78,6 +79,59 @@ struct FlowSockets {
     }
   }
 };
+
+// The blast run (PaceOptions::blast) once the receiver and egress exist:
+// rate x duration packets, unpaced, then the same report fields as a paced
+// run where they have a meaning (no lateness: nothing was meant to wait).
+PaceReport finish_blast(const PaceOptions& opt, PaceReport& rep, PacketPool& pool, Egress& egress,
+                        UdpReceiver* rx, const std::vector<int>& fds, const Address& dest) {
+  rep.timer = "blast";
+  WorkloadConfig wc = opt.workload;
+  wc.dest = dest;
+  wc.flow_fds = fds;
+  const auto packets = static_cast<std::uint64_t>(
+      opt.workload.rate_pps * static_cast<double>(opt.duration_ns) / 1e9);
+  if (rx) rx->start();
+  const auto before = read_proc_sample().value_or(ProcSample{});
+  const BlastResult b = run_blast_packets(wc, pool, egress, packets, opt.pacer_cpu);
+  const auto after = read_proc_sample().value_or(ProcSample{});
+  if (rx) {
+    const Time give_up = mono_now() + opt.receive_wait_ns;
+    while (rx->packets_approx() < b.sent && mono_now() < give_up)
+      sleep_until(mono_now() + 5 * kNsecPerMsec);
+    rx->stop();
+  }
+  const ProcRates sys = rates_between(before, after);
+  rep.system = sys;
+  rep.seconds = sys.seconds;
+  const double secs = sys.seconds > 0 ? sys.seconds : 1.0;
+  const auto sent = static_cast<double>(b.sent);
+  rep.pps = b.last > b.first ? sent / (static_cast<double>(b.last - b.first) / 1e9) : sent / secs;
+  rep.pacer_cpu_pct = 100.0 * static_cast<double>(b.thread_cpu_ns) / 1e9 / secs;
+  rep.cpu_pct = rep.pacer_cpu_pct;
+  rep.receiver_cpu_pct = rx ? 100.0 * static_cast<double>(rx->thread_cpu_ns()) / 1e9 / secs : 0.0;
+  rep.process_cpu_pct = sys.process_cpu_pct;
+  if (b.sent > 0) {
+    rep.pacer_ns_per_packet = static_cast<double>(b.thread_cpu_ns) / sent;
+    rep.sender_ns_per_packet = rep.pacer_ns_per_packet;
+    rep.sender_softirq_ns_per_packet =
+        rep.sender_ns_per_packet + sys.ksoftirqd_cpu_pct / 100.0 * secs * 1e9 / sent;
+  }
+  rep.packets_generated = packets;
+  rep.packets_sent = b.sent;
+  rep.fates[static_cast<std::size_t>(PacketFate::sent)] = b.sent;
+  rep.fates[static_cast<std::size_t>(PacketFate::failed)] = b.accounting.failed.total();
+  rep.accounting = b.accounting;
+  rep.pacer.egress = egress.stats();
+  if (rx) {
+    rep.packets_received = rx->totals().packets;
+    rep.packets_lost = rep.packets_sent > rep.packets_received ? rep.packets_sent - rep.packets_received : 0;
+    rep.packets_extra = rep.packets_received > rep.packets_sent ? rep.packets_received - rep.packets_sent : 0;
+    rep.transit = rx->transit();
+    rep.gaps = rx->gaps();
+  }
+  return rep;
+}
 
 }  // namespace
 
@@ -153,6 +207,8 @@ PaceReport run_pace(const PaceOptions& opt) {
   }
   rep.egress = egress->describe();
   if (opt.egress == EgressKind::udp_per_flow) rep.egress += ", per-flow connected sockets";
+
+  if (opt.blast) return finish_blast(opt, rep, pool, *egress, rx.get(), sockets.fds, dest);
 
   // Timer latency of this machine with the chosen slack.
   if (opt.probe_timer) {
@@ -281,6 +337,15 @@ PaceReport run_pace(const PaceOptions& opt) {
   rep.receiver_cpu_pct = rx ? 100.0 * static_cast<double>(rx->thread_cpu_ns()) / 1e9 / life : 0.0;
   rep.cpu_pct = rep.pacer_cpu_pct + rep.producer_cpu_pct;
   rep.process_cpu_pct = sys.process_cpu_pct;
+  if (sent > 0) {
+    const double pacer_ns = static_cast<double>(fin.pacer.thread_cpu_ns - base.pacer.thread_cpu_ns);
+    rep.pacer_ns_per_packet = pacer_ns / sent;
+    // The producer's CPU is known over its life only: scale it to the span.
+    const double producer_ns = static_cast<double>(gen.thread_cpu_ns()) * secs / life;
+    rep.sender_ns_per_packet = (pacer_ns + producer_ns) / sent;
+    rep.sender_softirq_ns_per_packet =
+        rep.sender_ns_per_packet + sys.ksoftirqd_cpu_pct / 100.0 * secs * 1e9 / sent;
+  }
 
   // Accounting.
   rep.pacer = pr;

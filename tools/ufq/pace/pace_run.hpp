@@ -69,6 +69,10 @@ struct PaceOptions {
   SendmmsgFn sendmmsg;
   // The producers -> pacer ring (a small one makes the producer outrun the pacer).
   std::uint32_t ring_capacity = 1U << 16;
+  // No pacing: the same number of packets (rate x duration) sent as fast as
+  // the socket takes them, without fq, producer thread or timer (blast.hpp);
+  // `timer` reads "blast" in the report.
+  bool blast = false;
 };
 
 struct PaceReport {
@@ -95,6 +99,12 @@ struct PaceReport {
   double producer_cpu_pct = 0;
   double receiver_cpu_pct = 0;
   double process_cpu_pct = 0;   // the whole process (receiver included)
+  // CPU per packet sent (ns): the pacer thread; the sending side (pacer +
+  // producer); and the sending side plus ksoftirqd, which runs the receive
+  // side of loopback datagrams when it does not run inside the send call.
+  double pacer_ns_per_packet = 0;
+  double sender_ns_per_packet = 0;
+  double sender_softirq_ns_per_packet = 0;
 
   std::uint64_t packets_generated = 0;
   std::uint64_t packets_sent = 0;

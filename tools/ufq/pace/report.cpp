@@ -76,6 +76,10 @@ std::string format_summary(const PaceReport& r) {
            r.system.system_pct, r.system.idle_pct);
   o << fmt("   CPU:     pacer thread %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
            r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
+  o << fmt("   per packet: pacer %.0f ns, sender %.0f ns, sender + ksoftirqd %.0f ns; softirq %.1f%% of all CPUs, ksoftirqd %.1f%% of one, NET_RX %.0f/s, NET_TX %.0f/s\n",
+           r.pacer_ns_per_packet, r.sender_ns_per_packet, r.sender_softirq_ns_per_packet,
+           r.system.softirq_pct, r.system.ksoftirqd_cpu_pct, r.system.net_rx_per_s,
+           r.system.net_tx_per_s);
   if (r.receiver)
     o << fmt("   packets: generated %llu, sent %llu, received %llu, lost %llu%s\n",
              static_cast<unsigned long long>(r.packets_generated),
@@ -115,19 +119,20 @@ std::string format_summary(const PaceReport& r) {
            static_cast<unsigned long long>(r.ring_full), static_cast<unsigned long long>(r.pool_empty),
            static_cast<unsigned long long>(r.late_handover));
   if (r.timer_latency) o << "   " << format_timer_latency(*r.timer_latency);
-  o << tc::format_qdisc(r.fq, r.fq_stats);
+  if (r.timer != "blast") o << tc::format_qdisc(r.fq, r.fq_stats);  // a blast has no qdisc
   return o.str();
 }
 
 std::string format_comparison(const std::vector<PaceReport>& runs) {
   std::ostringstream o;
-  o << fmt("%-22s %-9s %10s %9s %9s %9s %7s %7s %9s %9s %9s %6s %8s\n", "run", "timer", "wake-ups/s",
-           "pkts/wake", "pkts/s", "intr/s", "pacer%", "cpu%", "late p50", "late p99", "late max",
-           "lost", "rate err");
+  o << fmt("%-22s %-9s %10s %9s %9s %9s %7s %7s %8s %9s %9s %9s %9s %6s %8s\n", "run", "timer",
+           "wake-ups/s", "pkts/wake", "pkts/s", "intr/s", "pacer%", "cpu%", "ns/pkt", "+ksirq ns",
+           "late p50", "late p99", "late max", "lost", "rate err");
   for (const auto& r : runs)
-    o << fmt("%-22s %-9s %10.0f %9.2f %9.0f %9.0f %6.1f%% %6.1f%% %9s %9s %9s %6llu %7.3f%%\n",
+    o << fmt("%-22s %-9s %10.0f %9.2f %9.0f %9.0f %6.1f%% %6.1f%% %8.0f %9.0f %9s %9s %9s %6llu %7.3f%%\n",
              r.label.c_str(), r.timer.c_str(), r.wakeups_per_s, r.packets_per_wakeup, r.pps,
-             r.system.interrupts_per_s, r.pacer_cpu_pct, r.cpu_pct,
+             r.system.interrupts_per_s, r.pacer_cpu_pct, r.cpu_pct, r.sender_ns_per_packet,
+             r.sender_softirq_ns_per_packet,
              (us(r.lateness.quantile(0.5)) + "us").c_str(), (us(r.lateness.quantile(0.99)) + "us").c_str(),
              (us(r.lateness.max()) + "us").c_str(), static_cast<unsigned long long>(r.packets_lost),
              100.0 * r.flow_rate_error_max);
@@ -159,6 +164,13 @@ std::string format_json(const PaceReport& r) {
   j["producer_cpu_pct"] = round2(r.producer_cpu_pct);
   j["receiver_cpu_pct"] = round2(r.receiver_cpu_pct);
   j["process_cpu_pct"] = round2(r.process_cpu_pct);
+  j["cpu_ns_per_packet"] = {{"pacer", round2(r.pacer_ns_per_packet)},
+                            {"sender", round2(r.sender_ns_per_packet)},
+                            {"sender_with_ksoftirqd", round2(r.sender_softirq_ns_per_packet)}};
+  j["softirq"] = {{"system_softirq_pct", round2(r.system.softirq_pct)},
+                  {"ksoftirqd_cpu_pct", round2(r.system.ksoftirqd_cpu_pct)},
+                  {"net_rx_per_s", round2(r.system.net_rx_per_s)},
+                  {"net_tx_per_s", round2(r.system.net_tx_per_s)}};
   j["packets_generated"] = r.packets_generated;
   j["packets_sent"] = r.packets_sent;
   j["receiver"] = r.receiver;

@@ -232,6 +232,8 @@ void Pacer::wait_egress(const Wakeup& w) {
 }
 
 void Pacer::loop() {
+  // Named so that top, perf and /proc show which thread paces.
+  ::pthread_setname_np(::pthread_self(), "ufq-pacer");
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
   if (cfg_.nice != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), cfg_.nice);
   for (;;) {

@@ -71,7 +71,7 @@ TEST(CliPace, BadArgumentsExit2) {
         "pace --compare timer=busy,nope", "pace --packet-size 10", "pace fq quantum 0",
         "pace fq bogus 1", "pace tbf", "pace --no-such-option", "pace --dest 127.0.0.1",
         "pace --dest ::1:9", "pace --dest [::1]:0", "pace --dest 127.0.0.1:9 --egress sink",
-        "pace --dest 127.0.0.1:9 --netns"}) {
+        "pace --dest 127.0.0.1:9 --netns", "pace --timer blasts"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;
@@ -100,6 +100,34 @@ TEST(CliPace, ShortJsonCompareRun) {
               run["packets_received"].get<long>() + run["packets_lost"].get<long>());
     EXPECT_TRUE(run["lateness_ns"].contains("p99"));
   }
+}
+
+// The price of precision's yardstick: `--timer blast` sends the same number
+// of packets (rate x duration) unpaced, beside a paced run, and both report
+// CPU per packet with the softirq accounting.
+TEST(CliPace, BlastSendsTheSamePacketsUnpacedBesideAPacedRun) {
+  const Result r = run(
+      "pace --flows 20 --rate 4000 --packet-size 200 --duration 1 --json -q --no-probe "
+      "--compare timer=tick,blast");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2U);
+  EXPECT_EQ(j[0]["timer"], "tick");
+  EXPECT_EQ(j[1]["timer"], "blast");
+  for (const auto& run : j) {
+    EXPECT_EQ(run["packets_sent"].get<long>(), 4000) << run["timer"];
+    EXPECT_EQ(run["packets_received"].get<long>(), 4000) << run["timer"];
+    EXPECT_TRUE(run["accounting"]["balanced"].get<bool>());
+    for (const char* k : {"pacer", "sender", "sender_with_ksoftirqd"})
+      EXPECT_GT(run["cpu_ns_per_packet"][k].get<double>(), 0.0) << k;
+    EXPECT_GE(run["cpu_ns_per_packet"]["sender_with_ksoftirqd"].get<double>(),
+              run["cpu_ns_per_packet"]["sender"].get<double>());
+    EXPECT_TRUE(run["softirq"].contains("ksoftirqd_cpu_pct"));
+  }
+  // Unpaced: no wake-ups, and it sends far faster than the paced 4000/s.
+  EXPECT_EQ(j[1]["wakeups_per_s"].get<double>(), 0.0);
+  EXPECT_GT(j[1]["pps"].get<double>(), 8000.0);
+  EXPECT_LT(j[0]["pps"].get<double>(), 4400.0);
 }
 
 TEST(CliPace, SigintPrintsSummaryAndExitsZero) {

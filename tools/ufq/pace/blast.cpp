@@ -1,5 +1,6 @@
 #include "pace/blast.hpp"
 
+#include <pthread.h>
 #include <poll.h>
 
 #include <ctime>
@@ -31,6 +32,7 @@ BlastResult run_blast_packets(const WorkloadConfig& wc, PacketPool& pool, Egress
     pool.release(p);
   });
   std::thread t([&] {
+    ::pthread_setname_np(::pthread_self(), "ufq-blast");
     if (cpu >= 0) pin_current_thread(cpu);
     constexpr std::uint32_t kBulk = 64;
     std::uint64_t made = 0;

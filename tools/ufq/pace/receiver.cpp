@@ -1,5 +1,6 @@
 #include "pace/receiver.hpp"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -139,6 +140,7 @@ void UdpReceiver::drain() {
 }
 
 void UdpReceiver::loop() {
+  ::pthread_setname_np(::pthread_self(), "ufq-receiver");
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
   if (cfg_.nice != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), cfg_.nice);
   set_timer_slack_ns(50'000);

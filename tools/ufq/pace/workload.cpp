@@ -1,5 +1,6 @@
 #include "pace/workload.hpp"
 
+#include <pthread.h>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -76,6 +77,7 @@ void FlowGenerator::stop() {
 }
 
 void FlowGenerator::loop() {
+  ::pthread_setname_np(::pthread_self(), "ufq-producer");
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
   const auto n = static_cast<std::uint64_t>(cfg_.flows);
   std::uint64_t k = 0;  // next event: flow order_[k % n], round k / n

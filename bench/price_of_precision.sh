@@ -15,7 +15,9 @@
 # Usage: bench/price_of_precision.sh [UFQ] [REPS] [DURATION_S] [RATES...]
 #   defaults: build/release/tools/ufq/ufq, 3 repetitions, 5 s per run, rates
 #   100k (the default workload: 1000 flows, 1200-byte datagrams) and 400k.
-# Writes bench/results/price-of-precision.{json,md} and prints the table.
+#   PACE_ARGS: more `ufq pace` options for every run (e.g. --no-gso);
+#   OUT: the result files' base name (default price-of-precision).
+# Writes bench/results/$OUT.{json,md} and prints the table.
 set -euo pipefail
 ufq=${1:-build/release/tools/ufq/ufq}
 reps=${2:-3}
@@ -43,21 +45,22 @@ for rate in "${rates[@]}"; do
   for ((i = 0; i < reps; i++)); do
     for m in $(printf '%s\n' "${modes[@]}" | shuf); do
       # shellcheck disable=SC2046
-      "$ufq" pace --rate "$rate" --duration "$dur" --json -q --no-probe $(args_for "$m") \
+      "$ufq" pace --rate "$rate" --duration "$dur" --json -q --no-probe ${PACE_ARGS:-} $(args_for "$m") \
         > "$tmp/$rate.$m.$i.json"
     done
   done
 done
 
-python3 - "$tmp" "$reps" "$out" "$dur" "${rates[@]}" <<'PY'
+python3 - "$tmp" "$reps" "$out" "$dur" "${OUT:-price-of-precision}" "${PACE_ARGS:-}" "${rates[@]}" <<'PY'
 import json, os, statistics, sys
-tmp, reps, out, dur, rates = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+tmp, reps, out, dur, name, extra, rates = (sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4],
+                                          sys.argv[5], sys.argv[6], sys.argv[7:])
 modes = ["slack0", "slack10us", "slack50us", "tick1ms", "blast"]
 med = statistics.median
 load = open("/proc/loadavg").read().split()[:3]
-result = {"reps": reps, "duration_s": float(dur), "loadavg_after": load, "rates": {}}
-lines = [f"medians of {reps} runs per mode, modes in random order per repetition, {dur} s each; "
-         f"load average after: {' '.join(load)}", ""]
+result = {"reps": reps, "duration_s": float(dur), "pace_args": extra, "loadavg_after": load, "rates": {}}
+lines = [f"medians of {reps} runs per mode, modes in random order per repetition, {dur} s each"
+         f"{', extra options: ' + extra if extra else ''}; load average after: {' '.join(load)}", ""]
 for rate in rates:
     rows = {}
     for m in modes:
@@ -101,7 +104,7 @@ for rate in rates:
     lines += ["", f"10us / tick CPU per packet (with ksoftirqd): {f(ratios['cpu_10us_vs_tick'])} "
               f"(sender alone {f(ratios['sender_cpu_10us_vs_tick'])}); lateness p50 10us / tick: "
               f"{f(ratios['late_p50_10us_vs_tick'])}; 10us / blast: {f(ratios['cpu_10us_vs_blast'])}", ""]
-json.dump(result, open(os.path.join(out, "price-of-precision.json"), "w"), indent=1)
-open(os.path.join(out, "price-of-precision.md"), "w").write("\n".join(lines) + "\n")
+json.dump(result, open(os.path.join(out, name + ".json"), "w"), indent=1)
+open(os.path.join(out, name + ".md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

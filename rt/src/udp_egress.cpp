@@ -93,8 +93,12 @@ int UdpEgress::poll_fd() const {
 }
 
 // The descriptor a datagram is sent on, checked the first time it is seen:
-// open, a socket, UDP, of the destination's family. Remembered (a few) so
-// the hot path makes no system call for it; a hard send error forgets it.
+// open, a socket, UDP, and able to reach the destination's family as the
+// kernel decides it: an IPv4 destination on a dual-stack IPv6 socket is
+// sent (the kernel takes a sockaddr_in there), on an IPV6_V6ONLY one it is
+// ENETUNREACH; an IPv6 destination on an IPv4 socket is EAFNOSUPPORT.
+// Remembered (a few) so the hot path makes no system call for it; a hard
+// send error forgets it.
 Refusal UdpEgress::resolve_fd(const Datagram& d, int& fd) {
   const int fam = d.dest.family();
   if (d.fd < 0) {
@@ -104,10 +108,12 @@ Refusal UdpEgress::resolve_fd(const Datagram& d, int& fd) {
   }
   fd = d.fd;
   int domain = 0;
+  bool v6only = false;
   bool known = false;
   for (const FdInfo& f : fds_seen_)
     if (f.fd == fd) {
       domain = f.domain;
+      v6only = f.v6only;
       known = true;
       break;
     }
@@ -125,12 +131,18 @@ Refusal UdpEgress::resolve_fd(const Datagram& d, int& fd) {
     if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) domain = 0;
     if (type != SOCK_DGRAM || proto != IPPROTO_UDP) return {EPROTOTYPE, "the descriptor is not a UDP socket"};
     if (domain != AF_INET && domain != AF_INET6) return {EAFNOSUPPORT, "the socket is neither IPv4 nor IPv6"};
-    fds_seen_[fd_next_] = FdInfo{fd, domain};
+    if (domain == AF_INET6) {
+      int on = 0;
+      len = sizeof(on);
+      v6only = ::getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, &len) == 0 && on != 0;
+    }
+    fds_seen_[fd_next_] = FdInfo{fd, domain, v6only};
     fd_next_ = (fd_next_ + 1) % kFdCache;
   }
-  if (domain != fam)
-    return {EAFNOSUPPORT, fam == AF_INET ? "an IPv4 destination on an IPv6 socket"
-                                         : "an IPv6 destination on an IPv4 socket"};
+  if (domain == AF_INET && fam == AF_INET6)
+    return {EAFNOSUPPORT, "an IPv6 destination on an IPv4 socket"};
+  if (domain == AF_INET6 && fam == AF_INET && v6only)
+    return {ENETUNREACH, "an IPv4 destination on an IPV6_V6ONLY socket"};
   return {};
 }
 

@@ -498,6 +498,28 @@ TEST_P(SendPath, TwoReceiversGetEveryByteAtEachFlowsRate) {
   ::close(own6);
 }
 
+// An IPv4 destination on the application's dual-stack IPv6 socket goes out
+// as the kernel sends it (a sockaddr_in on an AF_INET6 socket): every datagram
+// arrives at the IPv4 receiver. (On an IPV6_V6ONLY socket it is refused with
+// ENETUNREACH: BadDatagramsAreRefusedWithAReasonAndComeBack.)
+TEST_P(SendPath, Ipv4DestinationOnADualStackIpv6SocketIsSent) {
+  Receiver r4(AF_INET);
+  ASSERT_TRUE(r4.ok());
+  const int dual = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (dual < 0) GTEST_SKIP() << "no IPv6";
+  const int off = 0;
+  ::setsockopt(dual, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+  App app({{.to = &r4, .rate_pps = 2000, .packets = 200, .size = 400, .fd = dual}});
+  UdpEgress egress;
+  auto run = make_runner(GetParam(), roomy(), egress, app.done());
+  run_app(*run, app);
+  expect_everything_back(app, *run);
+  EXPECT_EQ(run->accounting().sent, app.dgrams.size()) << run->accounting().format();
+  const auto got = r4.wait_for(app.wire_datagrams(r4));
+  expect_all_intact(app, r4, got);
+  ::close(dual);
+}
+
 // ce_threshold exceeded (the departures stamped 50 ms in the past): fq
 // marks the ECT datagrams CE and the receivers see CE (IP_RECVTOS /
 // IPV6_RECVTCLASS), datagram by datagram exactly where fq marked; not-ECT
@@ -665,6 +687,9 @@ TEST_P(SendPath, BadDatagramsAreRefusedWithAReasonAndComeBack) {
   ASSERT_EQ(::pipe(pipefd), 0);
   const int tcp = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int udp6 = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  ::setsockopt(udp6, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+  const int udp4 = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   static std::uint8_t big[70000];
   struct Case {
     const char* what;
@@ -683,7 +708,9 @@ TEST_P(SendPath, BadDatagramsAreRefusedWithAReasonAndComeBack) {
       {"closed descriptor", EBADF, [closed](Datagram& d) { d.fd = closed; }},
       {"a pipe", ENOTSOCK, [&pipefd](Datagram& d) { d.fd = pipefd[1]; }},
       {"a TCP socket", EPROTOTYPE, [tcp](Datagram& d) { d.fd = tcp; }},
-      {"IPv4 destination on an IPv6 socket", EAFNOSUPPORT, [udp6](Datagram& d) { d.fd = udp6; }},
+      {"IPv4 destination on an IPV6_V6ONLY socket", ENETUNREACH, [udp6](Datagram& d) { d.fd = udp6; }},
+      {"IPv6 destination on an IPv4 socket", EAFNOSUPPORT,
+       [udp4](Datagram& d) { d.fd = udp4; d.dest = Address::loopback_v6(9); }},
   };
   // Flow 0: good datagrams, every other one spoilt by the next case.
   const auto n = static_cast<std::uint32_t>(2 * cases.size());
@@ -739,6 +766,7 @@ TEST_P(SendPath, BadDatagramsAreRefusedWithAReasonAndComeBack) {
   ::close(pipefd[1]);
   ::close(tcp);
   ::close(udp6);
+  ::close(udp4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, SendPath, ::testing::Values(Mode::pacer_thread, Mode::event_loop), mode_name);

@@ -92,6 +92,7 @@ class UdpEgress final : public Egress {
   struct FdInfo {
     int fd = -1;
     int domain = 0;
+    bool v6only = false;  // IPV6_V6ONLY on an AF_INET6 socket
   };
 
   std::uint32_t send_staged();

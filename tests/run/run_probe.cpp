@@ -12,6 +12,8 @@
 //   run_probe forever RATE           send until killed
 //   run_probe txtime                 SO_TXTIME + SCM_TXTIME departures
 //   run_probe gso                    a UDP_SEGMENT train
+//   run_probe threads                four threads, own and shared sockets
+//   run_probe exec                   send, then exec itself (gso)
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/net_tstamp.h>
@@ -31,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -490,6 +493,45 @@ int gso(int, char**) {
   return 0;
 }
 
+// Threads: each its own connected socket, and all of them one unconnected
+// socket (the socket table and the pacer are shared).
+int threads(int, char**) {
+  sockaddr_in to{};
+  const int r = receiver(to);
+  const int shared = sender(to, false);
+  const std::uint64_t rate = 200000;
+  setsockopt(shared, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  constexpr int kThreads = 4, kOwn = 50, kShared = 20;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      const int s = sender(to, true);
+      setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+      char buf[958] = {};
+      for (int i = 0; i < kOwn; ++i) send(s, buf, sizeof(buf), 0);
+      for (int i = 0; i < kShared; ++i) sendto(shared, buf, sizeof(buf), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+      close(s);
+    });
+  for (auto& t : ts) t.join();
+  std::printf("received=%zu\n", receive(r, kThreads * (kOwn + kShared), 3.0).size());
+  return 0;
+}
+
+// Sends, then execs itself into another scenario: the first image drains
+// and reports before exec.
+int exec_self(int, char** argv) {
+  sockaddr_in to{};
+  receiver(to);
+  const int s = sender(to, true);
+  const std::uint64_t rate = 50000;
+  setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  char buf[958] = {};
+  for (int i = 0; i < 10; ++i) send(s, buf, sizeof(buf), 0);
+  char* next[] = {argv[0], const_cast<char*>("gso"), nullptr};
+  execv(argv[0], next);
+  return die("execv");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -506,5 +548,7 @@ int main(int argc, char** argv) {
   if (what == "forever") return forever(argc, argv);
   if (what == "txtime") return txtime(argc, argv);
   if (what == "gso") return gso(argc, argv);
+  if (what == "threads") return threads(argc, argv);
+  if (what == "exec") return exec_self(argc, argv);
   return 2;
 }

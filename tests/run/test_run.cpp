@@ -229,6 +229,34 @@ TEST(RunLifecycle, ForkChildGetsItsOwnPacer) {
   ::unlink(stats.c_str());
 }
 
+TEST(RunLifecycle, ExecDrainsAndReportsTheImageBeforeIt) {
+  const std::string stats = temp_path("exec.json");
+  const Result r = run_probe({"-q", "--stats", stats}, {"exec"}, "exec");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.num("received"), 3) << r.out;  // the image after exec (gso)
+  const auto lines = stats_lines(stats);
+  ASSERT_EQ(lines.size(), 2U) << slurp(stats);
+  EXPECT_EQ(lines[0]["why"], "exec");
+  EXPECT_EQ(lines[0]["pid"], lines[1]["pid"]);
+  expect_reconciles(lines[0]);
+  EXPECT_EQ(lines[0]["account"]["sent"], 10);
+  EXPECT_EQ(lines[1]["why"], "exit");
+  expect_reconciles(lines[1]);
+  ::unlink(stats.c_str());
+}
+
+TEST(RunThreads, ManyThreadsShareTheTableAndThePacer) {
+  const std::string stats = temp_path("threads.json");
+  const Result r = run_probe({"-q", "--stats", stats}, {"threads"}, "threads");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.num("received"), 4 * 70) << r.out;
+  const auto lines = stats_lines(stats);
+  ASSERT_EQ(lines.size(), 1U);
+  expect_reconciles(lines[0]);
+  EXPECT_EQ(lines[0]["account"]["sent"], 4 * 70);
+  ::unlink(stats.c_str());
+}
+
 TEST(RunLifecycle, Dup2OverASocketKeepsItsQueuedDatagrams) {
   const Result r = run_probe({"-q"}, {"dup2", "10"}, "dup2");
   ASSERT_EQ(r.status, 0) << r.out << r.err;

@@ -14,6 +14,7 @@
 //   run_probe gso                    a UDP_SEGMENT train
 //   run_probe threads                four threads, own and shared sockets
 //   run_probe exec                   send, then exec itself (gso)
+//   run_probe mmsg                   sendmmsg bursts
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/net_tstamp.h>
@@ -532,6 +533,34 @@ int exec_self(int, char** argv) {
   return die("execv");
 }
 
+// sendmmsg: a burst of 64 through one call, on a full flow (it blocks in
+// the middle), then a refused first message.
+int mmsg(int, char**) {
+  sockaddr_in to{};
+  const int r = receiver(to);
+  const int s = sender(to, false);
+  const std::uint64_t rate = 500000;
+  setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  constexpr int kN = 64;
+  char buf[kN][500];
+  iovec iov[kN];
+  mmsghdr m[kN] = {};
+  for (int i = 0; i < kN; ++i) {
+    iov[i] = {buf[i], sizeof(buf[i])};
+    m[i].msg_hdr.msg_iov = &iov[i];
+    m[i].msg_hdr.msg_iovlen = 1;
+    m[i].msg_hdr.msg_name = &to;
+    m[i].msg_hdr.msg_namelen = sizeof(to);
+  }
+  std::printf("sendmmsg=%d\n", sendmmsg(s, m, kN, 0));
+  std::printf("msg_len=%u\n", m[kN - 1].msg_len);
+  m[0].msg_hdr.msg_namelen = 3;  // the kernel refuses the first: -1 EINVAL
+  const int bad = sendmmsg(s, m, 2, 0);
+  std::printf("sendmmsg_bad=%d %s\n", bad, bad < 0 ? strerrorname_np(errno) : "");
+  std::printf("received=%zu\n", receive(r, kN + 1, 2.0).size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -550,5 +579,6 @@ int main(int argc, char** argv) {
   if (what == "gso") return gso(argc, argv);
   if (what == "threads") return threads(argc, argv);
   if (what == "exec") return exec_self(argc, argv);
+  if (what == "mmsg") return mmsg(argc, argv);
   return 2;
 }

@@ -299,6 +299,15 @@ TEST(RunSignals, SigtermMidRunLeavesAnAccountThatReconciles) {
   ::unlink(stats.c_str());
 }
 
+TEST(RunSendmmsg, ABurstIsHandedOverWholeAndARefusedFirstMessageGetsTheKernelsErrno) {
+  const Result r = run_probe({"-q", "flow_limit", "20"}, {"mmsg"}, "mmsg");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.num("sendmmsg"), 64);  // blocks at flow_limit in the middle, then goes on
+  EXPECT_EQ(r.num("msg_len"), 500);
+  EXPECT_EQ(r.str("sendmmsg_bad"), "-1 EINVAL");
+  EXPECT_EQ(r.num("received"), 64) << r.out;
+}
+
 TEST(RunTxtime, ScmTxtimeDeparturesAreKept) {
   const Result r = run_probe({"-q"}, {"txtime"}, "txtime");
   ASSERT_EQ(r.status, 0) << r.out << r.err;

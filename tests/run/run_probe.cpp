@@ -15,6 +15,7 @@
 //   run_probe threads                four threads, own and shared sockets
 //   run_probe exec                   send, then exec itself (gso)
 //   run_probe mmsg                   sendmmsg bursts
+//   run_probe ecn                    ECT(0) and not-ECT sockets, CE counted at the receiver
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/net_tstamp.h>
@@ -561,6 +562,47 @@ int mmsg(int, char**) {
   return 0;
 }
 
+// ECN: a socket with IP_TOS ECT(0) and one without; the receiver reads each
+// datagram's TOS byte (IP_RECVTOS) and counts CE.
+int ecn(int, char**) {
+  sockaddr_in to{};
+  const int r = receiver(to);
+  int on = 1;
+  setsockopt(r, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+  const int ect = sender(to, true), plain = sender(to, true);
+  int tos = 2;  // ECT(0)
+  setsockopt(ect, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+  const std::uint64_t rate = 100000;
+  for (int s : {ect, plain}) setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  char buf[958] = {};
+  constexpr int kN = 40;
+  for (int i = 0; i < kN; ++i) {
+    send(ect, buf, sizeof(buf), 0);
+    send(plain, buf, sizeof(buf), 0);
+  }
+  int ce = 0, ect0 = 0, not_ect = 0;
+  for (int i = 0; i < 2 * kN; ++i) {
+    pollfd p{r, POLLIN, 0};
+    if (poll(&p, 1, 3000) <= 0) break;
+    char data[2000];
+    alignas(cmsghdr) unsigned char ctl[64];
+    iovec iov{data, sizeof(data)};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof(ctl);
+    if (recvmsg(r, &m, 0) < 0) break;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+        const int v = *CMSG_DATA(c) & 3;
+        if (v == 3) ++ce; else if (v == 2) ++ect0; else if (v == 0) ++not_ect;
+      }
+  }
+  std::printf("ce=%d\nect0=%d\nnot_ect=%d\n", ce, ect0, not_ect);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -580,5 +622,6 @@ int main(int argc, char** argv) {
   if (what == "threads") return threads(argc, argv);
   if (what == "exec") return exec_self(argc, argv);
   if (what == "mmsg") return mmsg(argc, argv);
+  if (what == "ecn") return ecn(argc, argv);
   return 2;
 }

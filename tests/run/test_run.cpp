@@ -308,6 +308,20 @@ TEST(RunSendmmsg, ABurstIsHandedOverWholeAndARefusedFirstMessageGetsTheKernelsEr
   EXPECT_EQ(r.num("received"), 64) << r.out;
 }
 
+TEST(RunEcn, CeThresholdMarksTheEctSocketsDatagramsOnly) {
+  // Every datagram leaves more than 1 us after it was due (a wake-up takes
+  // longer), so fq marks the ECT ones; the not-ECT socket's never.
+  const Result marked = run_probe({"-q", "ce_threshold", "1us"}, {"ecn"}, "ecn_marked");
+  ASSERT_EQ(marked.status, 0) << marked.out << marked.err;
+  EXPECT_GE(marked.num("ce"), 20) << marked.out;
+  EXPECT_EQ(marked.num("ce") + marked.num("ect0"), 40) << marked.out;
+  EXPECT_EQ(marked.num("not_ect"), 40) << marked.out;
+  const Result plain = run_probe({"-q"}, {"ecn"}, "ecn_plain");
+  ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
+  EXPECT_EQ(plain.num("ce"), 0) << plain.out;
+  EXPECT_EQ(plain.num("ect0"), 40) << plain.out;
+}
+
 TEST(RunTxtime, ScmTxtimeDeparturesAreKept) {
   const Result r = run_probe({"-q"}, {"txtime"}, "txtime");
   ASSERT_EQ(r.status, 0) << r.out << r.err;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "handler_watch.hpp"
 #include "notices.hpp"
 #include "process_pacer.hpp"
 #include "readiness.hpp"
@@ -462,6 +463,12 @@ UFQ_EXPORT void _exit(int status) {
 }
 
 UFQ_EXPORT void _Exit(int status) { _exit(status); }
+
+UFQ_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  return watched_sigaction(sig, act, old);
+}
+
+UFQ_EXPORT sighandler_t signal(int sig, sighandler_t handler) { return watched_signal(sig, handler); }
 
 UFQ_EXPORT long syscall(long n, ...) {
   va_list ap;

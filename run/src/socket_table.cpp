@@ -174,6 +174,11 @@ SocketEntry* make_entry(int fd, int family, bool fresh, int type_flags) {
     e->opt.nonblock = (type_flags & SOCK_NONBLOCK) != 0;
   else
     read_kernel_options(fd, *e);
+  if (family == AF_INET6) {  // the default follows net.ipv6.bindv6only
+    int v = 0;
+    socklen_t len = sizeof(v);
+    if (::getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v, &len) == 0) e->opt.v6only = v != 0;
+  }
   e->owner_connected.max_pacing_rate = e->owner_unconnected.max_pacing_rate = e->opt.max_pacing_rate;
   return e;
 }

@@ -333,13 +333,18 @@ struct Case {
   long controllen_adjust = 0;
   long value = 0;
   bool null_control = false;
-  int name_kind = 0;  // 0 destination, 1 none, 2 short, 3 other family, 4 port 0
+  int name_kind = 0;  // 0 destination, 1 none, 2 short, 3 other family, 4 port 0, 5 IPv4 on IPv6
+  bool v6only = false;
 };
 
 std::string run_case(const Case& c) {
   sockaddr_in to{};
   const int r = receiver(to);
   const int s = socket(c.family, SOCK_DGRAM, 0);
+  if (c.v6only) {
+    int on = 1;
+    setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+  }
   if (c.txtime) {
     sock_txtime t{};
     t.clockid = CLOCK_MONOTONIC;
@@ -368,6 +373,7 @@ std::string run_case(const Case& c) {
     case 3: other.sin6_family = AF_INET6; other.sin6_port = to.sin_port; other.sin6_addr = in6addr_loopback;
             m.msg_name = &other; m.msg_namelen = sizeof(other); break;
     case 4: m.msg_name = &port0; m.msg_namelen = sizeof(port0); break;
+    case 5: m.msg_name = &to; m.msg_namelen = sizeof(to); break;
   }
   alignas(cmsghdr) unsigned char ctl[256] = {};
   if (c.level >= 0 || c.null_control) {
@@ -427,6 +433,9 @@ int cmsg(int, char**) {
       {"tclass_wrong_length", AF_INET6, false, false, 0, 100, IPPROTO_IPV6, IPV6_TCLASS, 1},
       {"tclass_out_of_range", AF_INET6, false, false, 0, 100, IPPROTO_IPV6, IPV6_TCLASS, 4, 0, 0, 300},
       {"ipv6_unknown_type", AF_INET6, false, false, 0, 100, IPPROTO_IPV6, 9999, 4},
+      {"ipv4_name_on_ipv6", AF_INET6, false, false, 0, 100, -1, 0, 0, 0, 0, 0, false, 5},
+      {"ipv4_name_on_v6only", AF_INET6, false, false, 0, 100, -1, 0, 0, 0, 0, 0, false, 5, true},
+      {"v4_mapped_on_v6only", AF_INET6, false, false, 0, 100, -1, 0, 0, 0, 0, 0, false, 0, true},
   };
   for (const Case& c : cases) std::printf("%s=%s\n", c.name, run_case(c).c_str());
   // Options in unusual orders: SO_MAX_PACING_RATE before connect, 4-byte

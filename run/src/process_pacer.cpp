@@ -115,6 +115,7 @@ namespace {
 rt::PacerConfig pacer_config(std::uint32_t records) {
   rt::PacerConfig pc;
   pc.fq = run_config().fq;
+  pc.nice = run_config().nice;
   std::uint32_t ring = 1024;
   while (ring < records + 4096) ring <<= 1;
   pc.ring_capacity = ring;

@@ -185,7 +185,10 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
       errno = err;
       return -1;
     };
-    if (o.nonblock || plan.dontwait) return refuse(EAGAIN, counts_.eagain);
+    if (o.nonblock || plan.dontwait) {
+      readiness_refused(e);
+      return refuse(EAGAIN, counts_.eagain);
+    }
     counts_.waits.fetch_add(1, std::memory_order_relaxed);
     if (t_burst_pacer == this) {  // what this burst handed over must leave for room to come back
       t_burst_pacer = nullptr;

@@ -231,6 +231,16 @@ void readiness_room_back() {
     }
 }
 
+void readiness_refused(const SocketEntry& e) {
+  if (g_reg_count.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard lk(g_mu);
+  for (Reg& x : g_regs)
+    if (!x.dropped && (x.events & EPOLLOUT) && lookup_socket(x.fd) == &e) {
+      x.dropped = true;  // the interest is unchanged; room_back re-arms it
+      g_dropped.fetch_add(1);
+    }
+}
+
 void readiness_forget(int fd) {
   if (g_reg_count.load(std::memory_order_acquire) == 0) return;  // every close() comes here
   std::lock_guard lk(g_mu);

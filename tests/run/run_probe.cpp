@@ -176,6 +176,18 @@ int nonblock(int, char**) {
   const int pl = poll(&p, 1, 3000);
   std::printf("poll_later=%d\npoll_wait_seconds=%.3f\n", pl, now_s() - t1);
   std::printf("send_after=%d\n", send(s, buf, sizeof(buf), 0) >= 0 ? 1 : 0);
+  // Edge-triggered: full again, then one EPOLLOUT edge when room returns.
+  const int ep2 = epoll_create1(0);
+  epoll_event et{};
+  et.events = EPOLLOUT | EPOLLET;
+  et.data.fd = s;
+  epoll_ctl(ep2, EPOLL_CTL_ADD, s, &et);
+  epoll_wait(ep2, out, 4, 0);  // the first edge (writable when added), if any
+  while (send(s, buf, sizeof(buf), 0) >= 0) {
+  }
+  const double t2 = now_s();
+  const int e2 = epoll_wait(ep2, out, 4, 3000);
+  std::printf("epoll_et_later=%d\nepoll_et_seconds=%.3f\n", e2, now_s() - t2);
   close(r);
   return 0;
 }

@@ -184,6 +184,8 @@ TEST(RunBackpressure, NonBlockingGetsEagainAtFlowLimitAndReadinessFollowsTheRoom
   EXPECT_EQ(r.num("poll_later"), 1) << r.out;
   EXPECT_GT(r.num("poll_wait_seconds"), 0.1) << r.out;
   EXPECT_EQ(r.num("send_after"), 1) << r.out;
+  EXPECT_EQ(r.num("epoll_et_later"), 1) << r.out;  // an edge when room returned
+  EXPECT_GT(r.num("epoll_et_seconds"), 0.1) << r.out;
 }
 
 TEST(RunBackpressure, BlockingSocketWaitsHonoursSndtimeoAndGetsEintr) {

@@ -41,8 +41,8 @@ __attribute__((constructor)) void preload_init() {
   (void)run_config();  // a bad UFQ_RUN_* is said now, not at the first send
 }
 
-// One message of an intercepted socket: paced, or -1 with a reason to pass
-// it through (`*pass` set).
+// One message of an intercepted socket: paced (the byte count, or -1 with
+// errno), or `pass()`: the real call, for what is not ours or not paced.
 template <class Pass>
 ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass);
 
@@ -355,8 +355,7 @@ UFQ_EXPORT int epoll_ctl(int epfd, int op, int fd, epoll_event* ev) { return rea
 namespace {
 // Waits again for the rest of the timeout when filtering left nothing.
 template <class Wait>
-int epoll_loop(int epfd, epoll_event* evs, int timeout_ms_or_neg, Time timeout_ns, bool infinite, Wait&& wait) {
-  (void)timeout_ms_or_neg;
+int epoll_loop(int epfd, epoll_event* evs, Time timeout_ns, bool infinite, Wait&& wait) {
   const Time deadline = infinite ? 0 : rt::mono_now() + timeout_ns;
   for (;;) {
     Time left = 0;
@@ -375,7 +374,7 @@ int epoll_loop(int epfd, epoll_event* evs, int timeout_ms_or_neg, Time timeout_n
 
 UFQ_EXPORT int epoll_wait(int epfd, epoll_event* evs, int max, int timeout) {
   if (!ProcessPacer::current()) return real().epoll_wait(epfd, evs, max, timeout);
-  return epoll_loop(epfd, evs, timeout, static_cast<Time>(timeout < 0 ? 0 : timeout) * kNsecPerMsec, timeout < 0,
+  return epoll_loop(epfd, evs, static_cast<Time>(timeout < 0 ? 0 : timeout) * kNsecPerMsec, timeout < 0,
                     [&](bool inf, Time left) {
                       return real().epoll_wait(epfd, evs, max, inf ? -1 : static_cast<int>((left + 999999) / 1000000));
                     });
@@ -383,7 +382,7 @@ UFQ_EXPORT int epoll_wait(int epfd, epoll_event* evs, int max, int timeout) {
 
 UFQ_EXPORT int epoll_pwait(int epfd, epoll_event* evs, int max, int timeout, const sigset_t* mask) {
   if (!ProcessPacer::current()) return real().epoll_pwait(epfd, evs, max, timeout, mask);
-  return epoll_loop(epfd, evs, timeout, static_cast<Time>(timeout < 0 ? 0 : timeout) * kNsecPerMsec, timeout < 0,
+  return epoll_loop(epfd, evs, static_cast<Time>(timeout < 0 ? 0 : timeout) * kNsecPerMsec, timeout < 0,
                     [&](bool inf, Time left) {
                       return real().epoll_pwait(epfd, evs, max, inf ? -1 : static_cast<int>((left + 999999) / 1000000),
                                                 mask);
@@ -397,7 +396,7 @@ UFQ_EXPORT int epoll_pwait2(int epfd, epoll_event* evs, int max, const timespec*
   }
   if (!ProcessPacer::current()) return real().epoll_pwait2(epfd, evs, max, t, mask);
   const Time ns = t ? static_cast<Time>(t->tv_sec) * kNsecPerSec + static_cast<Time>(t->tv_nsec) : 0;
-  return epoll_loop(epfd, evs, 0, ns, t == nullptr, [&](bool inf, Time left) {
+  return epoll_loop(epfd, evs, ns, t == nullptr, [&](bool inf, Time left) {
     timespec ts{static_cast<time_t>(left / kNsecPerSec), static_cast<long>(left % kNsecPerSec)};
     return real().epoll_pwait2(epfd, evs, max, inf ? nullptr : &ts, mask);
   });

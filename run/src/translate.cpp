@@ -162,7 +162,6 @@ PassReason translate(const SocketEntry& e, const SocketOptions& o, const msghdr&
       if (c.cmsg_len < sizeof(cmsghdr) || c.cmsg_len > m.msg_controllen - off)
         return PassReason::kernel_decides;  // !CMSG_OK: EINVAL
       const unsigned char* data = base + off + CMSG_LEN(0);
-      const std::size_t dlen = c.cmsg_len - CMSG_LEN(0);
       if (c.cmsg_level == SOL_UDP) {
         if (c.cmsg_type != UDP_SEGMENT || c.cmsg_len != CMSG_LEN(sizeof(std::uint16_t)))
           return PassReason::kernel_decides;
@@ -226,7 +225,6 @@ PassReason translate(const SocketEntry& e, const SocketOptions& o, const msghdr&
         return PassReason::unmodelled_cmsg;  // IP_* on an IPv6 socket (v4-mapped rules)
       }
       // Other levels are skipped, as the kernel skips them.
-      (void)dlen;
       off += CMSG_ALIGN(c.cmsg_len);
     }
   }

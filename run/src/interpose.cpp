@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,9 +37,18 @@ using namespace ufq::run;
 
 namespace {
 
+// This process's pid, so that a vfork child (same memory, another pid:
+// posix_spawn, Python's subprocess) closing descriptors before its exec
+// leaves the parent's socket table alone.
+pid_t g_pid = 0;
+void pid_after_fork() { g_pid = ::getpid(); }
+bool vfork_child() { return ::getpid() != g_pid; }
+
 __attribute__((constructor)) void preload_init() {
   (void)real();
   (void)run_config();  // a bad UFQ_RUN_* is said now, not at the first send
+  g_pid = ::getpid();
+  ::pthread_atfork(nullptr, nullptr, pid_after_fork);
 }
 
 // One message of an intercepted socket: paced (the byte count, or -1 with
@@ -244,12 +254,13 @@ UFQ_EXPORT int connect(int fd, const sockaddr* a, socklen_t len) {
 }
 
 UFQ_EXPORT int close(int fd) {
+  if (vfork_child()) return real().close(fd);
   forget(fd);
   return real().close(fd);
 }
 
 UFQ_EXPORT int close_range(unsigned first, unsigned last, int flags) {
-  if (!(flags & CLOSE_RANGE_CLOEXEC)) {
+  if (!(flags & CLOSE_RANGE_CLOEXEC) && !vfork_child()) {
     rlimit r{};
     unsigned top = 1U << 20;
     if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
@@ -270,7 +281,7 @@ UFQ_EXPORT int dup(int fd) {
 }
 
 UFQ_EXPORT int dup2(int fd, int to) {
-  if (fd == to) return real().dup2(fd, to);
+  if (fd == to || vfork_child()) return real().dup2(fd, to);
   forget(to);
   const int r = real().dup2(fd, to);
   if (r >= 0) on_descriptor_dup(fd, r);
@@ -278,6 +289,7 @@ UFQ_EXPORT int dup2(int fd, int to) {
 }
 
 UFQ_EXPORT int dup3(int fd, int to, int flags) {
+  if (vfork_child()) return real().dup3(fd, to, flags);
   if (fd != to) forget(to);
   const int r = real().dup3(fd, to, flags);
   if (r >= 0) on_descriptor_dup(fd, r);

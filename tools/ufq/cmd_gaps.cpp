@@ -42,14 +42,16 @@ int gaps(const GapsArgs& a, CLI::App& sub) {
     o.filter = "udp dst port " + std::to_string(a.port);
   else if (!a.filter.empty())
     o.filter = a.filter;
+  constexpr Time kDay = 86400LL * 1'000'000'000LL;
   const auto duration = parse_time_arg(a.duration, 1e9);
-  if (!duration || *duration == 0)
-    return fail("--duration: \"" + a.duration + "\" is not a time above 0 (e.g. 10s, 500ms; bare: seconds)");
+  if (!duration || *duration == 0 || *duration > kDay)
+    return fail("--duration: \"" + a.duration + "\" is not a time from 1ns to a day (e.g. 10s, 500ms; bare: seconds)");
   const auto idle = parse_time_arg(a.idle, 1e9);
-  if (!idle) return fail("--idle: \"" + a.idle + "\" is not a time (e.g. 1s, 200ms, 0: off; bare: seconds)");
+  if (!idle || *idle > kDay)
+    return fail("--idle: \"" + a.idle + "\" is not a time from 0 (off) to a day (e.g. 1s, 200ms; bare: seconds)");
   const auto burst = parse_time_arg(a.burst_gap, 1e3);
-  if (!burst || *burst == 0)
-    return fail("--burst-gap: \"" + a.burst_gap + "\" is not a time above 0 (e.g. 20us; bare: microseconds)");
+  if (!burst || *burst == 0 || *burst > 1'000'000'000)
+    return fail("--burst-gap: \"" + a.burst_gap + "\" is not a time from 1ns to 1s (e.g. 20us; bare: microseconds)");
   o.max_ns = static_cast<std::uint64_t>(*duration);
   o.idle_ns = static_cast<std::uint64_t>(*idle);
   o.max_datagrams = a.count;

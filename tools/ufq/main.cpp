@@ -5,9 +5,16 @@
 
 // `pace` needs the real-time runtime, which a build may leave out (UFQ_BUILD_RT=OFF).
 #if UFQ_HAVE_RT
-#define UFQ_RT_SUBCOMMANDS(X) X(pace)
+#define UFQ_RT_SUBCOMMANDS(X) X(pace) UFQ_RUN_SUBCOMMANDS(X)
 #else
 #define UFQ_RT_SUBCOMMANDS(X)
+#endif
+
+// `run` needs the preload library (UFQ_BUILD_RUN=OFF leaves it out).
+#if UFQ_HAVE_RUN
+#define UFQ_RUN_SUBCOMMANDS(X) X(run)
+#else
+#define UFQ_RUN_SUBCOMMANDS(X)
 #endif
 
 // `sim` needs the simulator, which a build may leave out (UFQ_BUILD_SIM=OFF).

@@ -37,6 +37,7 @@ import threading
 import time
 
 SKIP = 77
+FRAME_OVERHEAD = 8 + 20 + 14  # UDP, IPv4, Ethernet: what fq charges per datagram beyond its payload
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -144,11 +145,11 @@ class Capture:
     """`ufq gaps` on lo for one UDP destination port, started before the
     program and stopped once the flow has been idle for a while."""
 
-    def __init__(self, ufq, port, max_s, idle="700ms", min_len=100):
+    def __init__(self, ufq, port, max_s, segment, idle="700ms", min_len=100):
         # `greater N` drops iperf3's 4-byte setup datagrams (N counts the Ethernet header).
         filt = f"udp dst port {port} and greater {min_len}"
         self.cmd = [ufq, "gaps", "-i", "lo", "--filter", filt, "--idle", idle,
-                    "--duration", f"{max_s}s", "--json"]
+                    "--duration", f"{max_s}s", "--segment", str(segment), "--json"]
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         if "capturing" not in line:
@@ -200,7 +201,11 @@ class Iperf3:
                 "sender_bits_per_second": j.get("end", {}).get("sum", {}).get("bits_per_second")}
 
     def expected(self, mode):
-        return self.target
+        """The payload rate the receiver should see: fq charges each datagram
+        as its frame (payload + UDP 8 + IPv4 20 + Ethernet 14, as the kernel's
+        qdisc_pkt_len), so R of frames is R * size / (size + 42) of payload.
+        The same figure without ufq run: what the program asked fq for."""
+        return self.target * self.a.size / (self.a.size + FRAME_OVERHEAD)
 
 
 class Iperf2Video:
@@ -237,10 +242,14 @@ class Iperf2Video:
         if len(f) < 9:
             return {"bits_per_second": None}
         return {"bits_per_second": float(f[8]), "bytes": int(f[7]),
+                "lost_packets": int(f[10]) if f[10].lstrip("-").isdigit() else None,
                 "packets": int(f[11]) if len(f) > 11 and f[11].lstrip("-").isdigit() else None}
 
     def expected(self, mode):
-        return min(rate_bits(self.a.video_mean), rate_bits(self.a.video_maxrate))
+        if mode == "without":
+            return rate_bits(self.a.video_mean)
+        return min(rate_bits(self.a.video_mean),
+                   rate_bits(self.a.video_maxrate) * self.a.size / (self.a.size + FRAME_OVERHEAD))
 
 
 CASES = {c.name: c for c in (Iperf3, Iperf2Video)}
@@ -257,21 +266,21 @@ def ufq_run_available(ufq):
         return False
 
 
-def with_prefix(a, case, stats):
+def with_prefix(a, case, stats, variant):
     if a.with_prefix:
         return [w.replace("{stats}", stats) for w in shlex.split(a.with_prefix)]
-    return [a.ufq, "run", "--stats", stats, "fq"] + case.fq_options() + ["--"]
+    return [a.ufq, "run", "--stats", stats, "fq"] + case.fq_options() + variant.split() + ["--"]
 
 
-def measure(a, case, mode):
+def measure(a, case, mode, variant=""):
     port = free_udp_port()
     stats = tempfile.NamedTemporaryFile(prefix="ufq-run-stats-", suffix=".json", delete=False).name
     os.unlink(stats)
-    prefix = [] if mode == "without" else with_prefix(a, case, stats)
+    prefix = [] if mode == "without" else with_prefix(a, case, stats, variant)
     cmd = prefix + case.client(port)
     receiver = case.start_receiver(port)
     time.sleep(0.3)  # the receiver binds
-    cap = Capture(a.ufq, port, max_s=a.duration + 20)
+    cap = Capture(a.ufq, port, max_s=a.duration + 20, segment=a.size)
     log("$", " ".join(shlex.quote(w) for w in cmd))
     t0 = time.monotonic()
     client = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -301,7 +310,7 @@ def measure(a, case, mode):
             except ValueError:
                 run_stats = {"unreadable": True}
         os.unlink(stats)
-    row = {"case": case.name, "mode": mode, "command": cmd, "exit_status": client.returncode,
+    row = {"case": case.name, "mode": mode, "variant": variant, "command": cmd, "exit_status": client.returncode,
            "stderr_tail": err.strip().splitlines()[-12:], "wall_s": wall,
            "target_bps": case.expected(mode), "receiver": rx, "gaps": gaps, "threads": threads,
            "ufq_run_stats": run_stats}
@@ -362,10 +371,11 @@ def markdown(rows):
         rx = r["receiver"].get("bits_per_second")
         err = f"{100 * (rx - r['target_bps']) / r['target_bps']:+.2f} %" if rx else "-"
         cpu = pacer_cpu(r)
+        label = r["mode"] + (f" (fq {r['variant']})" if r.get("variant") else "")
         out.append("| " + " | ".join([
-            r["case"], r["mode"], str(g["datagrams"]), f"{g['payload_rate_bps'] / 1e6:.3f}",
+            r["case"], label, str(g["datagrams"]), f"{g['payload_rate_bps'] / 1e6:.3f}",
             f"{rx / 1e6:.3f}" if rx else "-", str(r["receiver"].get("lost_packets", "-")),
-            f"{r['target_bps'] / 1e6:g}", err,
+            f"{r['target_bps'] / 1e6:.3f}", err,
             us(q["p1"]), us(q["p10"]), us(q["p50"]), us(q["p90"]), us(q["p99"]), us(q["max"]),
             f"{100 * g['burst_fraction']:.1f} %", str(g["longest_run"]),
             f"{cpu:.1f} %" if cpu is not None else "-"]) + " |")
@@ -387,6 +397,8 @@ def main():
     p.add_argument("--video-mean", default="8m", help="iperf2 --isochronous mean rate")
     p.add_argument("--video-maxrate", default="12mbit", help="fq maxrate for the iperf2 case")
     p.add_argument("--video-fq", default="", help="more fq options for the iperf2 case")
+    p.add_argument("--variants", default="",
+                   help="';'-separated fq option sets added for the with mode, one run each (default: one, none)")
     p.add_argument("--with-prefix", default="", help="replaces `ufq run --stats {stats} fq OPTIONS --`")
     p.add_argument("--json", help="write every run here")
     p.add_argument("--md", help="write the markdown table here")
@@ -423,11 +435,12 @@ def main():
                 if m == "with" and not have_run:
                     rows.append({"case": c.name, "mode": m, "skipped": "no `ufq run` in this build"})
                     continue
-                try:
-                    rows.append(measure(a, c, m))
-                except PermissionError as e:
-                    print(f"SKIPPED: cannot capture on lo: {e}")
-                    return SKIP if a.check else 2
+                for v in (a.variants.split(";") if m == "with" else [""]):
+                    try:
+                        rows.append(measure(a, c, m, v.strip()))
+                    except PermissionError as e:
+                        print(f"SKIPPED: cannot capture on lo: {e}")
+                        return SKIP if a.check else 2
     md = markdown(rows)
     print(md, end="")
     if a.md:

@@ -345,6 +345,7 @@ Table gaps_table() {
   t.values("--count", kGarbage + kHuge + std::vector<std::string>{"1.5"}, "0..", s);
   t.values("--duration", kTimeGarbage + std::vector<std::string>{"0", "86401"}, "a day", s);
   t.values("--idle", kTimeGarbage + std::vector<std::string>{"86401"}, "a day", s);
+  t.values("--segment", kGarbage + kHuge + std::vector<std::string>{"65536", "1.5"}, "0..65535", s);
   t.values("--burst-gap", kTimeGarbage + std::vector<std::string>{"0", "2s"}, "1s", s);
   t.add({"--filter", {"gaps", "-r", "/dev/null", "--filter", "udp", "--port", "9"}, {"--filter", "not both"}});
   t.add({"--interface", {"gaps", "-r", "/dev/null", "--interface", "lo"}, {"--interface"}});

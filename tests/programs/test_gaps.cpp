@@ -95,7 +95,7 @@ std::vector<unsigned char> udp_frame(std::uint16_t dport, std::uint16_t payload)
 
 // Writes a nanosecond pcap file: `n` datagrams to port 9000 every `gap_ns`,
 // interleaved with datagrams to port 9001 (another flow, filtered out).
-std::string write_pcap(int n, std::uint64_t gap_ns) {
+std::string write_pcap(int n, std::uint64_t gap_ns, std::uint16_t payload = 1200) {
   char path[] = "/tmp/ufq-gaps-test-XXXXXX";
   const int fd = ::mkstemp(path);
   EXPECT_GE(fd, 0);
@@ -105,13 +105,13 @@ std::string write_pcap(int n, std::uint64_t gap_ns) {
   EXPECT_NE(d, nullptr);
   for (int i = 0; i < n; ++i) {
     for (std::uint16_t port : {std::uint16_t{9000}, std::uint16_t{9001}}) {
-      const auto f = udp_frame(port, 1200);
+      const auto f = udp_frame(port, payload);
       const std::uint64_t t = 1'700'000'000'000'000'000ULL + static_cast<std::uint64_t>(i) * gap_ns + (port - 9000U) * 7U;
       pcap_pkthdr h{};
       h.ts.tv_sec = static_cast<time_t>(t / 1'000'000'000ULL);
       h.ts.tv_usec = static_cast<suseconds_t>(t % 1'000'000'000ULL);  // ns in a nanosecond file
       h.caplen = static_cast<bpf_u_int32>(f.size());
-      h.len = static_cast<bpf_u_int32>(f.size() + 1200);
+      h.len = static_cast<bpf_u_int32>(f.size() + payload);
       pcap_dump(reinterpret_cast<u_char*>(d), &h, f.data());
     }
   }
@@ -158,6 +158,30 @@ TEST(UfqGaps, BothFlowsTogetherAreBursts) {
   EXPECT_EQ(j["datagrams"], 50);  // --count stops the read
   EXPECT_EQ(j["gap_ns"]["min"], 7);  // the other flow 7 ns behind
   EXPECT_EQ(j["burst_gaps"], 25);
+}
+
+TEST(UfqGaps, SplitsGsoTrainsIntoBackToBackSegments) {
+  // Trains of 3 x 1200 bytes every 288 us (unsegmented on lo), plus a last
+  // short segment in none: 3600 is a multiple.
+  const std::string file = write_pcap(100, 288'000, 3600);
+  int status = 0;
+  std::string out = run("gaps --json -r " + file + " --port 9000 --segment 1200", &status);
+  ASSERT_EQ(status, 0) << out;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["datagrams"], 300);
+  EXPECT_EQ(j["capture"]["gso_trains"], 100);
+  EXPECT_EQ(j["burst_gaps"], 200);  // two zero gaps inside each train
+  EXPECT_EQ(j["longest_run"], 3);
+  EXPECT_EQ(j["ip_bytes"], 300 * (1200 + 28));
+  // Not split: 100 datagrams of 3600 bytes, no bursts. Same rate either way.
+  out = run("gaps --json -r " + file + " --port 9000", &status);
+  ::unlink(file.c_str());
+  ASSERT_EQ(status, 0) << out;
+  const auto k = nlohmann::json::parse(out);
+  EXPECT_EQ(k["datagrams"], 100);
+  EXPECT_EQ(k["burst_gaps"], 0);
+  EXPECT_NEAR(k["payload_rate_bps"].get<double>(), j["payload_rate_bps"].get<double>(),
+              1e-6 * k["payload_rate_bps"].get<double>());
 }
 
 TEST(UfqGaps, RefusesBadInputNamingIt) {

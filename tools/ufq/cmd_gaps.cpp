@@ -3,7 +3,7 @@
 // leaves, with or without `ufq run` (docs/run.md, "Measured").
 //
 //   ufq gaps [-i IFACE | -r FILE.pcap] [--port N | --filter EXPR] [--duration T]
-//            [--idle T] [--count N] [--burst-gap T] [--json]
+//            [--idle T] [--count N] [--burst-gap T] [--segment BYTES] [--json]
 //
 // Live capture needs root or CAP_NET_RAW. Once listening it says so on stderr
 // ("ufq: note: capturing on lo ..."), so a script can start the traffic then.
@@ -29,6 +29,7 @@ struct GapsArgs {
   std::string idle = "0";
   std::uint64_t count = 0;
   std::string burst_gap = "20us";
+  std::uint32_t segment = 0;
   bool json = false;
 };
 
@@ -55,6 +56,7 @@ int gaps(const GapsArgs& a, CLI::App& sub) {
   o.max_ns = static_cast<std::uint64_t>(*duration);
   o.idle_ns = static_cast<std::uint64_t>(*idle);
   o.max_datagrams = a.count;
+  o.segment = a.segment;
 
   gaps::GapStats stats(static_cast<std::uint64_t>(*burst));
   gaps::CaptureCounts counts;
@@ -91,6 +93,9 @@ void add_gaps_command(Commands& commands) {
   sub->add_option("--count", a->count, "Stop after this many datagrams (0: no limit)")
       ->check(integer_in(0, 1ULL << 62));
   sub->add_option("--burst-gap", a->burst_gap, "Gaps below this count as bursts")->capture_default_str();
+  sub->add_option("--segment", a->segment,
+                  "Count a UDP payload above BYTES as back-to-back BYTES-sized datagrams (a GSO train; 0: off)")
+      ->check(integer_in(0, 65535));
   sub->add_flag("-j,--json", a->json, "Print JSON");
 }
 

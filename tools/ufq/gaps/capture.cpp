@@ -102,6 +102,7 @@ struct Sink {
   GapStats* stats = nullptr;
   CaptureCounts* counts = nullptr;
   std::uint64_t limit = 0;  // datagrams, 0: none
+  std::uint32_t segment = 0;
   pcap_t* handle = nullptr;
 };
 
@@ -117,7 +118,17 @@ extern "C" void on_packet(u_char* user, const pcap_pkthdr* h, const u_char* byte
     ++s.counts->not_udp;
     return;
   }
-  s.stats->add(d);
+  if (s.segment && d.payload > s.segment) {
+    ++s.counts->gso_trains;
+    const std::uint32_t headers = d.ip_bytes - d.payload;
+    for (std::uint32_t left = d.payload; left > 0;) {
+      const std::uint32_t seg = left < s.segment ? left : s.segment;
+      s.stats->add({d.time_ns, seg, seg + headers});
+      left -= seg;
+    }
+  } else {
+    s.stats->add(d);
+  }
   if (s.limit && s.stats->datagrams() >= s.limit) pcap_breakloop(s.handle);
 }
 
@@ -172,6 +183,7 @@ CaptureCounts capture(const CaptureOptions& o, GapStats& stats, const std::funct
     set_filter(p.get(), o.filter);
     sink.dlt = pcap_datalink(p.get());
     sink.limit = o.max_datagrams;
+    sink.segment = o.segment;
     sink.handle = p.get();
     const int rc = pcap_loop(p.get(), -1, on_packet, reinterpret_cast<u_char*>(&sink));
     if (rc == PCAP_ERROR) throw std::runtime_error(o.file + ": " + pcap_geterr(p.get()));
@@ -198,6 +210,7 @@ CaptureCounts capture(const CaptureOptions& o, GapStats& stats, const std::funct
   check(p.get(), pcap_setnonblock(p.get(), 1, err), "pcap_setnonblock");
   sink.dlt = pcap_datalink(p.get());
   sink.limit = o.max_datagrams;
+  sink.segment = o.segment;
   sink.handle = p.get();
   const int fd = pcap_get_selectable_fd(p.get());
   if (fd < 0) throw std::runtime_error(o.interface + ": no selectable descriptor");

@@ -22,11 +22,16 @@ struct CaptureOptions {
   std::uint64_t idle_ns = 0;     // stop once this long passes without a datagram after the first (0: never)
   std::uint64_t max_datagrams = 0;  // stop after this many (0: no limit)
   std::uint32_t buffer_bytes = 64U << 20;  // kernel capture buffer, so bursts are not dropped
+  // A UDP GSO message is captured on lo unsegmented, as one packet: with
+  // `segment` > 0 a payload above it counts as ceil(payload / segment)
+  // datagrams leaving back to back (gap 0), as they would on a real link.
+  std::uint32_t segment = 0;
 };
 
 struct CaptureCounts {
   std::uint64_t captured = 0;      // packets the filter passed
   std::uint64_t not_udp = 0;       // of those, not a (first-fragment) UDP datagram: skipped
+  std::uint64_t gso_trains = 0;    // packets split into segments (CaptureOptions::segment)
   std::uint64_t kernel_dropped = 0;   // pcap_stats ps_drop (live): the gaps around them are wrong
   std::uint64_t interface_dropped = 0;  // pcap_stats ps_ifdrop (live)
   int stop_signal = 0;             // SIGINT/SIGTERM that ended a live capture (0: none)

@@ -5,6 +5,7 @@
 namespace ufq::gaps {
 
 void GapStats::add(const Datagram& d) {
+  const bool same_time = n_ != 0 && d.time_ns == last_ns_;
   if (n_ == 0) {
     first_ns_ = last_ns_ = d.time_ns;
     runs_ = 1;
@@ -26,11 +27,17 @@ void GapStats::add(const Datagram& d) {
     last_ns_ = std::max(last_ns_, d.time_ns);
   }
   longest_run_ = std::max(longest_run_, run_);
+  // The datagrams at the last timestamp (a GSO train's segments share one).
+  if (same_time) {
+    last_payload_ += d.payload;
+    last_ip_ += d.ip_bytes;
+  } else {
+    last_payload_ = d.payload;
+    last_ip_ = d.ip_bytes;
+  }
   ++n_;
   payload_ += d.payload;
   ip_ += d.ip_bytes;
-  last_payload_ = d.payload;
-  last_ip_ = d.ip_bytes;
 }
 
 namespace {

@@ -35,9 +35,10 @@ class GapStats {
   std::uint64_t first_ns() const { return first_ns_; }
   std::uint64_t last_ns() const { return last_ns_; }
   std::uint64_t span_ns() const { return n_ ? last_ns_ - first_ns_ : 0; }
-  // Bits per second over the span: the bytes of every datagram but the last
-  // (each gap is the time its earlier datagram took at the rate), 0 with
-  // fewer than two datagrams.
+  // Bits per second over the span: the bytes of every datagram but those at
+  // the last timestamp (each gap is the time its earlier datagrams took at
+  // the rate; a GSO train's segments share a timestamp), 0 with fewer than
+  // two datagrams.
   double payload_rate_bps() const;
   double ip_rate_bps() const;
   const Histogram& gaps() const { return gaps_; }

@@ -51,6 +51,8 @@ nlohmann::ordered_json to_json(const GapStats& s, const CaptureCounts& c, const 
   nlohmann::ordered_json cap;
   cap["captured"] = c.captured;
   cap["not_udp"] = c.not_udp;
+  cap["segment"] = o.segment;
+  cap["gso_trains"] = c.gso_trains;
   cap["kernel_dropped"] = c.kernel_dropped;
   cap["interface_dropped"] = c.interface_dropped;
   cap["stop_signal"] = c.stop_signal;
@@ -78,6 +80,11 @@ std::string to_text(const GapStats& s, const CaptureCounts& c, const CaptureOpti
                 100.0 * s.burst_fraction(), ns(s.burst_gap_ns()).c_str(),
                 static_cast<unsigned long long>(s.runs()), static_cast<unsigned long long>(s.longest_run()));
   out += b;
+  if (c.gso_trains) {
+    std::snprintf(b, sizeof b, " %llu GSO trains split into %u-byte segments\n",
+                  static_cast<unsigned long long>(c.gso_trains), o.segment);
+    out += b;
+  }
   if (c.not_udp || c.kernel_dropped || c.interface_dropped || s.reordered()) {
     std::snprintf(b, sizeof b, " skipped %llu not UDP, capture dropped %llu (kernel) %llu (interface), %llu reordered\n",
                   static_cast<unsigned long long>(c.not_udp), static_cast<unsigned long long>(c.kernel_dropped),

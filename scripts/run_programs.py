@@ -16,9 +16,11 @@ build) is reported as skipped.
 
 --check turns it into a test (exit 1 on failure, 77 when skipped: iperf3 or
 `ufq run` missing, or no permission to capture): with ufq run the receiver's
-rate must be within --rate-tolerance of the target and at most
---max-burst of the gaps below 20 us; without ufq run the same checks must
-fail for iperf3 (so the test is shown able to fail).
+rate must be at most --rate-tolerance above the expected one and at most
+--rate-floor below it, the median gap within --gap-tolerance of fq's (when
+the fq variant sets quantum) and at most --max-burst of the gaps below 20 us;
+without ufq run the same checks must fail for iperf3 (so the test is shown
+able to fail).
 
 Needs Python's standard library, iperf3 / iperf (scripts/install-deps.sh),
 and root or CAP_NET_RAW for the capture.
@@ -208,6 +210,10 @@ class Iperf3:
         return self.target * self.a.size / (self.a.size + FRAME_OVERHEAD)
 
 
+    def pacing_rate(self):
+        return self.target
+
+
 class Iperf2Video:
     """iperf2 --isochronous FPS:MEAN,0: a video sender's frame bursts (one
     frame's datagrams back to back every 1/FPS s), paced by `fq maxrate`."""
@@ -252,7 +258,23 @@ class Iperf2Video:
                    rate_bits(self.a.video_maxrate) * self.a.size / (self.a.size + FRAME_OVERHEAD))
 
 
+    def pacing_rate(self):
+        return rate_bits(self.a.video_maxrate)
+
+
 CASES = {c.name: c for c in (Iperf3, Iperf2Video)}
+
+
+def expected_gap_ns(a, case, variant):
+    """fq's gap between datagrams of a paced flow: max(frame, quantum) at the
+    pacing rate (fq delays a flow by a quantum once its credit is spent);
+    None when the quantum is not given in the variant (the default quantum
+    sends 2-3 datagrams per gap: the median gap is then 0)."""
+    w = variant.split()
+    if "quantum" not in w:
+        return None
+    quantum = int(w[w.index("quantum") + 1])
+    return max(a.size + FRAME_OVERHEAD, quantum) * 8e9 / case.pacing_rate()
 
 
 # ---------------------------------------------------------------- one run
@@ -273,6 +295,8 @@ def with_prefix(a, case, stats, variant):
 
 
 def measure(a, case, mode, variant=""):
+    with open("/proc/loadavg") as f:
+        load = float(f.read().split()[0])
     port = free_udp_port()
     stats = tempfile.NamedTemporaryFile(prefix="ufq-run-stats-", suffix=".json", delete=False).name
     os.unlink(stats)
@@ -304,15 +328,22 @@ def measure(a, case, mode, variant=""):
             receiver.kill()
     run_stats = None
     if os.path.exists(stats):
+        # One JSON line per report and process (`ufq run --stats`): keep the
+        # program's final one (its first process's).
+        reports = []
         with open(stats) as f:
-            try:
-                run_stats = json.load(f)
-            except ValueError:
-                run_stats = {"unreadable": True}
+            for line in f:
+                try:
+                    reports.append(json.loads(line))
+                except ValueError:
+                    reports.append({"unreadable": line[:200]})
         os.unlink(stats)
+        finals = [r for r in reports if r.get("final")]
+        run_stats = (finals or reports or [None])[0]
     row = {"case": case.name, "mode": mode, "variant": variant, "command": cmd, "exit_status": client.returncode,
-           "stderr_tail": err.strip().splitlines()[-12:], "wall_s": wall,
-           "target_bps": case.expected(mode), "receiver": rx, "gaps": gaps, "threads": threads,
+           "stderr_tail": err.strip().splitlines()[-12:], "wall_s": wall, "loadavg_1min_before": load,
+           "target_bps": case.expected(mode),
+           "expected_gap_ns": expected_gap_ns(a, case, variant) if mode == "with" else None, "receiver": rx, "gaps": gaps, "threads": threads,
            "ufq_run_stats": run_stats}
     row["checks"] = checks(a, row)
     return row
@@ -330,9 +361,13 @@ def checks(a, row):
         fail.append(f"only {g['datagrams']} datagrams captured")
     if rx is None:
         fail.append("the receiver reported no rate")
-    elif abs(rx - target) > a.rate_tolerance * target:
-        fail.append(f"receiver rate {rx / 1e6:.3f} Mbit/s is not within {100 * a.rate_tolerance:g} % "
-                    f"of {target / 1e6:.3f} Mbit/s")
+    elif not (1 - a.rate_floor) * target <= rx <= (1 + a.rate_tolerance) * target:
+        fail.append(f"receiver rate {rx / 1e6:.3f} Mbit/s is not within -{100 * a.rate_floor:g} % .. "
+                    f"+{100 * a.rate_tolerance:g} % of {target / 1e6:.3f} Mbit/s")
+    gap = row.get("expected_gap_ns")
+    if gap and abs(g["gap_ns"]["p50"] - gap) > a.gap_tolerance * gap:
+        fail.append(f"median gap {g['gap_ns']['p50'] / 1000:.1f} us is not within {100 * a.gap_tolerance:g} % "
+                    f"of fq's {gap / 1000:.1f} us")
     if g["burst_fraction"] > a.max_burst:
         fail.append(f"{100 * g['burst_fraction']:.1f} % of gaps are below {g['burst_gap_ns'] / 1000:g} us "
                     f"(at most {100 * a.max_burst:g} % allowed)")
@@ -342,17 +377,20 @@ def checks(a, row):
 # ---------------------------------------------------------------- output
 
 def pacer_cpu(row):
-    """The pacer thread's CPU, % of one CPU: the stats' own figure if ufq run
-    gives one, else the sampled /proc figure of threads named like a pacer."""
+    """The pacer thread's CPU, % of one CPU over the program's run: the
+    pacer's own CPU time from the `ufq run --stats` report (pacer.cpu_ns)."""
     st = row.get("ufq_run_stats") or {}
-    for k in ("pacer_cpu_percent", "cpu_percent"):
-        v = st.get(k) if isinstance(st, dict) else None
-        if isinstance(v, (int, float)):
-            return v
-    p = [t for t in row["threads"] if "pacer" in t["comm"].lower() or t["comm"].startswith("ufq")]
-    if not p:
+    ns = (st.get("pacer") or {}).get("cpu_ns") if isinstance(st, dict) else None
+    if not isinstance(ns, (int, float)) or not row.get("wall_s"):
         return None
-    return sum(t["cpu_pct_sampled"] for t in p)
+    return 100.0 * ns / 1e9 / row["wall_s"]
+
+
+def program_cpu(row):
+    """All the program's threads (the pacer's included), % of one CPU, from /proc samples."""
+    if not row.get("threads") or not row.get("wall_s"):
+        return None
+    return 100.0 * sum(t["cpu_s"] for t in row["threads"]) / row["wall_s"]
 
 
 def us(ns):
@@ -360,12 +398,12 @@ def us(ns):
 
 
 def markdown(rows):
-    h = ("| program | mode | datagrams | rate at lo (Mbit/s) | receiver (Mbit/s) | target | error | "
-         "gap p1 | p10 | p50 | p90 | p99 | max (us) | burst < 20 us | longest run | pacer CPU |")
+    h = ("| program | mode | datagrams | rate at lo (Mbit/s) | receiver (Mbit/s) | lost | expected (Mbit/s) | error | "
+         "gap p1 | p10 | p50 | p90 | p99 | max (us) | burst < 20 us | longest run | pacer CPU | program CPU | load |")
     out = [h, "|" + "---|" * (h.count("|") - 1)]
     for r in rows:
         if r.get("skipped"):
-            out.append(f"| {r['case']} | {r['mode']} | skipped: {r['skipped']} |" + " |" * 15)
+            out.append(f"| {r['case']} | {r['mode']} | skipped: {r['skipped']} |" + " |" * 17)
             continue
         g, q = r["gaps"], r["gaps"]["gap_ns"]
         rx = r["receiver"].get("bits_per_second")
@@ -378,7 +416,9 @@ def markdown(rows):
             f"{r['target_bps'] / 1e6:.3f}", err,
             us(q["p1"]), us(q["p10"]), us(q["p50"]), us(q["p90"]), us(q["p99"]), us(q["max"]),
             f"{100 * g['burst_fraction']:.1f} %", str(g["longest_run"]),
-            f"{cpu:.1f} %" if cpu is not None else "-"]) + " |")
+            f"{cpu:.1f} %" if cpu is not None else "-",
+            f"{program_cpu(r):.1f} %" if program_cpu(r) is not None else "-",
+            f"{r['loadavg_1min_before']:.1f}"]) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -403,7 +443,12 @@ def main():
     p.add_argument("--json", help="write every run here")
     p.add_argument("--md", help="write the markdown table here")
     p.add_argument("--check", action="store_true", help="exit 1 unless the paced runs pass (77: skipped)")
-    p.add_argument("--rate-tolerance", type=float, default=0.05)
+    p.add_argument("--rate-tolerance", type=float, default=0.05,
+                   help="--check: the receiver's rate at most this far above the expected one")
+    p.add_argument("--rate-floor", type=float, default=0.05,
+                   help="--check: ... and at most this far below (a loaded machine's pacer thread loses rate)")
+    p.add_argument("--gap-tolerance", type=float, default=0.10,
+                   help="--check: median gap this close to fq's (when the variant sets quantum)")
     p.add_argument("--max-burst", type=float, default=0.10)
     a = p.parse_args()
 

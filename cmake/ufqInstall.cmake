@@ -5,6 +5,7 @@
 #   lib/cmake/ufq/                       ufqConfig.cmake, version, one targets file per component
 #   lib/pkgconfig/ufq.pc, ufq-rt.pc, ufq-sim.pc
 #   bin/ufq, share/man/man1/ufq.1        the tool and its manual
+#   lib/ufq/libufq_preload.so            the preload library of `ufq run` (not linked by anyone)
 #   share/doc/ufq/LICENSE
 # Kept here rather than next to each target so that adding a source or a
 # header needs no install edit: headers are installed by directory.
@@ -67,6 +68,12 @@ foreach(c IN LISTS UFQ_COMPONENTS)
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(EXPORT ufq-${c}-targets NAMESPACE ufq:: DESTINATION ${UFQ_INSTALL_CMAKEDIR})
 endforeach()
+
+# --- the preload library of `ufq run`: loaded by LD_PRELOAD, found by the tool
+# next to itself (<bindir>/../lib/ufq), so outside the linker's search path.
+if(TARGET ufq_preload)
+  install(TARGETS ufq_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ufq)
+endif()
 
 # --- headers: include/ufq/ by directory, minus what is not installed ---------
 set(_ufq_header_excludes PATTERN reference EXCLUDE

@@ -43,7 +43,10 @@ __attribute__((constructor)) void preload_init() {
 // One message of an intercepted socket: paced, or -1 with a reason to pass
 // it through (`*pass` set).
 template <class Pass>
-ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass) {
+ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass);
+
+template <class Pass>
+ssize_t send_once(int fd, const msghdr& m, int flags, Pass&& pass) {
   SocketEntry* e = lookup_socket(fd);
   if (!e) return pass();
   SocketOptions o;
@@ -74,11 +77,16 @@ ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass) {
     e->inflight.fetch_add(1, std::memory_order_acq_rel);  // keeps the duplicate until it comes back
   }
   const ssize_t r = p->send(*e, dupfd, plan, m.msg_iov, m.msg_iovlen, o);
-  if (r == ProcessPacer::kPassThrough) {
-    p->count_pass(PassReason::stopping);
-    return pass();
-  }
+  if (r == ProcessPacer::kPassThrough) return pass();
   return r;
+}
+
+template <class Pass>
+ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass) {
+  for (;;) {
+    const ssize_t r = send_once(fd, m, flags, pass);
+    if (r != ProcessPacer::kRetry) return r;
+  }
 }
 
 void socket_option_set(int fd, int level, int name, const void* val, socklen_t len) {

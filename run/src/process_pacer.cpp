@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "notices.hpp"
@@ -240,10 +241,10 @@ bool ProcessPacer::take(std::uint32_t& rec, std::uint8_t band, std::atomic<std::
 
 ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, const iovec* iov, std::size_t n,
                            const SocketOptions& o) {
-  Gate gate(active_, stopping_);
-  if (!gate) {
-    socket_datagram_done(e, false);
-    return kPassThrough;
+  std::optional<Gate> gate(std::in_place, active_, stopping_);
+  if (!*gate) {
+    gate.reset();
+    return hold_at_stop(e, o.nonblock || plan.dontwait);
   }
   std::atomic<std::uint32_t>* flow = plan.connected_flow ? &e.inflight_flow : nullptr;
   const std::uint8_t band = bp_.band_of(plan.priority);
@@ -265,8 +266,8 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
       if (take(rec, band, flow, plan.hash, room)) break;
       if (stopping_.load(std::memory_order_acquire)) {
         bp_.remove_waiter();
-        socket_datagram_done(e, false);
-        return kPassThrough;
+        gate.reset();
+        return hold_at_stop(e, false);
       }
       Time left = 0;
       if (deadline) {
@@ -326,6 +327,18 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
   counts_.bytes.fetch_add(plan.size, std::memory_order_relaxed);
   while (!pacer_.submit(d.packet)) std::this_thread::yield();  // the ring holds every record: rare
   return static_cast<ssize_t>(plan.size);
+}
+
+ssize_t ProcessPacer::hold_at_stop(SocketEntry& e, bool nonblock) {
+  counts_.held_at_stop.fetch_add(1, std::memory_order_relaxed);
+  socket_datagram_done(e, false);
+  if (nonblock) {
+    errno = EAGAIN;
+    return -1;
+  }
+  // Until this process ends, execs, or (a failed exec) has a new pacer.
+  while (current() == this) bp_.wait(bp_.sequence(), 100 * kNsecPerMsec);
+  return kRetry;
 }
 
 void ProcessPacer::done(Packet& p, rt::PacketFate) {
@@ -402,6 +415,7 @@ void ProcessPacer::write_report(bool final, const std::string& why, const rt::Pa
   r.interrupted = counts_.interrupted.load();
   r.waits = counts_.waits.load();
   r.large_payloads = counts_.large_payloads.load();
+  r.held_at_stop = counts_.held_at_stop.load();
   for (std::size_t i = 0; i < r.passed.size(); ++i) r.passed[i] = counts_.passed[i].load();
   if (!rc.quiet || !final) say_raw(report_text(r));
   if (!rc.stats_path.empty()) append_line(rc.stats_path, report_json(r));
@@ -417,7 +431,10 @@ void ProcessPacer::after_exec_failed() {
   // The program goes on: a new pacer on its next datagram (the stopped one
   // is left behind).
   ProcessPacer* p = current();
-  if (p && p->stopping() && ::getpid() == p->pid_) g_pacer.store(nullptr, std::memory_order_release);
+  if (p && p->stopping() && ::getpid() == p->pid_) {
+    g_pacer.store(nullptr, std::memory_order_release);
+    p->bp_.wake_all();  // calls held at the stop try again with the next pacer
+  }
 }
 
 }  // namespace ufq::run

@@ -45,6 +45,7 @@ struct ProducerCounts {
   std::atomic<std::uint64_t> interrupted{0};  // full, a signal: EINTR
   std::atomic<std::uint64_t> waits{0};        // blocking sends that waited for room
   std::atomic<std::uint64_t> large_payloads{0};  // payloads above the slot size (heap)
+  std::atomic<std::uint64_t> held_at_stop{0};    // calls that came while the pacer stopped
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(PassReason::count)> passed{};
 };
 
@@ -56,13 +57,20 @@ class ProcessPacer {
   // The pacer if one exists (no creation).
   static ProcessPacer* current();
 
-  // Return value of send() meaning "hand the call to the kernel".
+  // Return values of send(): hand the call to the kernel; or the pacer was
+  // replaced (an exec that failed) while the call waited: try again with
+  // the new one.
   static constexpr ssize_t kPassThrough = -2;
+  static constexpr ssize_t kRetry = -3;
 
   // Hands one datagram over (the caller has taken a reference on `e`:
   // e.inflight incremented; it is given back here on every outcome but a
   // handed-over datagram, whose completion gives it back). Returns the bytes
-  // queued, -1 with errno (EAGAIN, EINTR), or kPassThrough.
+  // queued, -1 with errno (EAGAIN, EINTR), kPassThrough or kRetry. Once the
+  // pacer is stopping (exit, exec, a termination signal), a blocking call
+  // waits (the process is about to end or exec: its datagrams would not be
+  // paced, so they are not sent at all; counted as held_at_stop) and a
+  // non-blocking one gets EAGAIN.
   ssize_t send(SocketEntry& e, int dupfd, const SendPlan& plan, const iovec* iov, std::size_t n,
                const SocketOptions& o);
   // SO_MAX_PACING_RATE on a socket's owners, ordered with its datagrams.
@@ -103,6 +111,7 @@ class ProcessPacer {
   bool take(std::uint32_t& rec, std::uint8_t band, std::atomic<std::uint32_t>* flow, std::uint32_t hash,
             Room& room);
   void write_report(bool final, const std::string& why, const rt::PacerStats* live);
+  ssize_t hold_at_stop(SocketEntry& e, bool nonblock);
 
   pid_t pid_;
   Backpressure bp_;

@@ -52,7 +52,8 @@ std::string report_text(const Report& r) {
   }
   s += "ufq run: calls refused: EAGAIN " + std::to_string(r.eagain) + " (SO_SNDTIMEO " +
        std::to_string(r.timed_out) + "), EINTR " + std::to_string(r.interrupted) + "; waited for room " +
-       std::to_string(r.waits) + "; passed to the kernel unpaced " + passed_text(r) + "\n";
+       std::to_string(r.waits) + "; held at the stop " + std::to_string(r.held_at_stop) +
+       "; passed to the kernel unpaced " + passed_text(r) + "\n";
   return s;
 }
 
@@ -87,7 +88,8 @@ std::string report_json(const Report& r) {
     s += ",\"in_flight\":" + std::to_string(r.in_flight);
   s += "},\"refused\":{\"EAGAIN\":" + std::to_string(r.eagain) + ",\"sndtimeo\":" + std::to_string(r.timed_out) +
        ",\"EINTR\":" + std::to_string(r.interrupted) + "},\"waited\":" + std::to_string(r.waits) +
-       ",\"passed_through\":" + passed + ",\"large_payloads\":" + std::to_string(r.large_payloads);
+       ",\"passed_through\":" + passed + ",\"large_payloads\":" + std::to_string(r.large_payloads) +
+       ",\"held_at_stop\":" + std::to_string(r.held_at_stop);
   s += ",\"pacer\":{\"wakeups\":" + std::to_string(r.pacer.wakeups) + ",\"timer_wakeups\":" +
        std::to_string(r.pacer.timer_wakeups) + ",\"doorbell_wakeups\":" + std::to_string(r.pacer.doorbell_wakeups) +
        ",\"runs\":" + std::to_string(r.pacer.runs) + ",\"cpu_ns\":" + std::to_string(r.pacer.thread_cpu_ns) + "}";

@@ -31,7 +31,7 @@ struct Report {
   rt::PacketAccounting account;
   std::uint64_t in_flight = 0;
   // producer side
-  std::uint64_t eagain = 0, timed_out = 0, interrupted = 0, waits = 0, large_payloads = 0;
+  std::uint64_t eagain = 0, timed_out = 0, interrupted = 0, waits = 0, large_payloads = 0, held_at_stop = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(PassReason::count)> passed{};
 };
 

@@ -102,7 +102,6 @@ const char* to_string(PassReason r) {
     case PassReason::corked: return "corked";
     case PassReason::unmodelled_cmsg: return "unmodelled_cmsg";
     case PassReason::unmodelled_flag: return "unmodelled_flag";
-    case PassReason::stopping: return "stopping";
     case PassReason::no_room: return "no_memory";
     case PassReason::count: break;
   }

@@ -26,7 +26,6 @@ enum class PassReason : std::uint8_t {
   corked,           // MSG_MORE / UDP_CORK: the kernel assembles the datagram
   unmodelled_cmsg,  // IP_TTL, SO_MARK, IPV6_HOPLIMIT, ...: not in the record
   unmodelled_flag,  // MSG_DONTROUTE, MSG_ZEROCOPY, ...
-  stopping,         // the process's pacer has stopped (exit, exec)
   no_room,          // payload memory exhausted for a large datagram
   count,
 };

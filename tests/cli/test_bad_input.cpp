@@ -356,6 +356,26 @@ Table gaps_table() {
   return t;
 }
 
+// `ufq run` refuses before exec: a refused case never starts the program
+// (/bin/true would exit 0, which the judge counts as not refused).
+Table run_table() {
+  Table t;
+  const std::vector<std::string> s = {"run"};
+  const std::vector<std::string> prog = {"--", "/bin/true"};
+  t.values("--drain", kTimeGarbage + std::vector<std::string>{"3601", "2h"}, "0..1h", s, prog);
+  t.values("--stats-signal", kGarbage + std::vector<std::string>{"KILL", "STOP", "0", "65", "SIGFOO", "9"},
+           "caught", s, prog);
+  t.add({"--stats", {"run", "--stats", "/nonexistent-dir/s.json", "--", "/bin/true"}, {"--stats", "/nonexistent-dir"}});
+  t.add({"--stats", {"run", "--stats", "", "--", "/bin/true"}, {"--stats"}});
+  t.flag("--quiet", s, prog);
+  t.add({"", {"run", "limit", "5"}, {"-- PROGRAM"}});
+  t.add({"", {"run"}, {"-- PROGRAM"}});
+  t.add({"", {"run", "bogus", "--", "/bin/true"}, {"bogus"}});
+  t.add({"", {"run", "fq", "flow_limit", "99999999999", "--", "/bin/true"}, {"flow_limit", "99999999999"}});
+  t.add({"", {"run", "--bogus", "--", "/bin/true"}, {"--bogus"}});
+  return t;
+}
+
 // Every fq keyword given bad values, after `fq` in each subcommand (in full
 // under show, a sample under sim and pace: the words go to the same parser).
 const std::vector<std::string> kFqValueWords = {"limit",          "flow_limit",  "quantum",      "initial_quantum",
@@ -491,18 +511,19 @@ std::string missing(const std::set<std::string>& wanted, const std::set<std::str
 }
 
 bool has_pace() { return subcommands_in_help(help({"--help"})).count("pace") != 0; }
+bool has_run() { return subcommands_in_help(help({"--help"})).count("run") != 0; }
 
 // ------------------------------------------------------------------- tests
 
 TEST(BadInput, TableCoversEverySubcommand) {
   const auto subs = subcommands_in_help(help({"--help"}));
   ASSERT_TRUE(subs.count("show") && subs.count("sim")) << "help format changed?";
-  EXPECT_EQ(missing(subs, {"show", "sim", "pace", "gaps"}), "") << ": subcommands without a bad-input table";
+  EXPECT_EQ(missing(subs, {"show", "sim", "pace", "gaps", "run"}), "") << ": subcommands without a bad-input table";
 }
 
 TEST(BadInput, TableCoversEveryOption) {
   const std::map<std::string, Table> tables = {{"show", show_table()}, {"sim", sim_table()}, {"pace", pace_table()},
-                                               {"gaps", gaps_table()}};
+                                               {"gaps", gaps_table()}, {"run", run_table()}};
   for (const auto& sub : subcommands_in_help(help({"--help"}))) {
     auto options = options_in_help(help({sub, "--help"}));
     ASSERT_TRUE(options.erase("--help")) << sub << ": help format changed?";  // --help is not given values
@@ -552,6 +573,11 @@ TEST(BadInput, Pace) {
 TEST(BadInput, Gaps) {
   if (subcommands_in_help(help({"--help"})).count("gaps") == 0) GTEST_SKIP() << "built without libpcap";
   expect_refused(gaps_table().cases());
+}
+
+TEST(BadInput, Run) {
+  if (!has_run()) GTEST_SKIP() << "built without the preload library";
+  expect_refused(run_table().cases());
 }
 
 TEST(BadInput, FqKeywords) {

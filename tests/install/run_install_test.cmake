@@ -51,6 +51,17 @@ if(UFQ_HAVE_TOOLS)
   if(NOT EXISTS ${prefix}/share/man/man1/ufq.1)
     message(FATAL_ERROR "not installed: share/man/man1/ufq.1")
   endif()
+  if(UFQ_HAVE_RUN)
+    # `ufq run` finds the installed preload library next to itself.
+    file(GLOB preload ${prefix}/lib*/ufq/libufq_preload.so)
+    if(NOT preload)
+      message(FATAL_ERROR "not installed: lib/ufq/libufq_preload.so")
+    endif()
+    run("ufq run" ${prefix}/bin/ufq run -q -- /usr/bin/env)
+    if(NOT run_output MATCHES "\nLD_PRELOAD=${prefix}/lib[^/]*/ufq/libufq_preload.so\n")
+      message(FATAL_ERROR "ufq run did not preload the installed library:\n${run_output}")
+    endif()
+  endif()
 endif()
 
 # 3. CMake projects outside the tree, finding ufq in the prefix only.

@@ -49,7 +49,11 @@ std::string find_library(std::string& tried) {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const char* rel : {"../lib/ufq/libufq_preload.so", "../lib64/ufq/libufq_preload.so"}) {
+#ifdef UFQ_PRELOAD_INSTALL_DIR
+    for (const char* rel : {UFQ_PRELOAD_INSTALL_DIR "/libufq_preload.so", "../lib/ufq/libufq_preload.so"}) {
+#else
+    for (const char* rel : {"../lib/ufq/libufq_preload.so"}) {
+#endif
       const auto p = (exe.parent_path() / rel).lexically_normal();
       tried += (tried.empty() ? "" : ", ") + p.string();
       if (::access(p.c_str(), R_OK) == 0) return p.string();

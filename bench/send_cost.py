@@ -33,7 +33,9 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--count", type=int, default=20000)
     p.add_argument("--size", type=int, default=1200)
-    p.add_argument("--interval-ns", type=int, default=20000)
+    p.add_argument("--intervals-ns", default="20000,2000",
+                   help="comma list: spacing of the calls (20 us: the pacer sleeps between calls; "
+                        "2 us: it is kept awake)")
     p.add_argument("--with-prefix", default="", help="replaces `ufq run fq --`")
     p.add_argument("--json")
     p.add_argument("--check", action="store_true")
@@ -50,35 +52,41 @@ def main():
     if have_run:
         prefixes["with"] = shlex.split(a.with_prefix) if a.with_prefix else [a.ufq, "run", "fq", "--"]
     runs, bad = [], 0
+    intervals = [int(x) for x in a.intervals_ns.split(",")]
     for rep in range(a.reps):
-        for kind in ("sendto", "send"):
+        for interval, kind in ((i, k) for i in intervals for k in ("sendto", "send")):
             for mode, prefix in prefixes.items():
                 cmd = prefix + [a.send_cost, "--count", str(a.count), "--size", str(a.size),
-                                "--interval-ns", str(a.interval_ns)] + (["--connected"] if kind == "send" else [])
+                                "--interval-ns", str(interval)] + (["--connected"] if kind == "send" else [])
                 print("# $", " ".join(shlex.quote(w) for w in cmd), file=sys.stderr, flush=True)
                 r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 try:
                     j = json.loads(r.stdout.strip().splitlines()[-1])
                 except (ValueError, IndexError):
                     j = {}
-                j.update({"mode": mode, "kind": kind, "rep": rep, "exit_status": r.returncode,
+                j.update({"mode": mode, "kind": kind, "interval_ns": interval, "rep": rep,
+                          "exit_status": r.returncode,
                           "stderr_tail": r.stderr.strip().splitlines()[-5:]})
                 if r.returncode != 0 or j.get("failed", 1) != 0:
                     bad += 1
                     print(f"FAIL {kind} {mode}: exit {r.returncode}, {j.get('failed')} failed calls; "
                           + " / ".join(j["stderr_tail"]))
                 runs.append(j)
-    print(f"| call | without ufq run (ns) | with ufq run (ns) | with / without |")
-    print("|---|---|---|---|")
-    for kind in ("sendto", "send"):
-        med = {}
-        for mode in prefixes:
-            v = [r["median_ns"] for r in runs if r["kind"] == kind and r["mode"] == mode and "median_ns" in r]
-            med[mode] = statistics.median(v) if v else None
-        w, u = med.get("without"), med.get("with")
-        ratio = f"{u / w:.2f}" if w and u else "-"
-        print(f"| {kind}() {a.size} B, median of {a.count} calls x {a.reps} runs | {w if w is not None else '-'} | "
-              f"{u if u is not None else '-'} | {ratio} |")
+    print("| call | spacing | without ufq run: median (p10) ns | with ufq run: median (p10) ns | with / without |")
+    print("|---|---|---|---|---|")
+    for interval in intervals:
+        for kind in ("sendto", "send"):
+            med = {}
+            for mode in prefixes:
+                sel = [r for r in runs if r["kind"] == kind and r["mode"] == mode and r["interval_ns"] == interval
+                       and "median_ns" in r]
+                med[mode] = ((statistics.median(r["median_ns"] for r in sel),
+                              statistics.median(r["p10_ns"] for r in sel)) if sel else None)
+            w, u = med.get("without"), med.get("with")
+            ratio = f"{u[0] / w[0]:.2f}" if w and u else "-"
+            cell = lambda m: f"{m[0]:g} ({m[1]:g})" if m else "-"
+            print(f"| {kind}() {a.size} B, {a.count} calls x {a.reps} runs | {interval / 1000:g} us | {cell(w)} | "
+                  f"{cell(u)} | {ratio} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"args": vars(a), "runs": runs}, f, indent=1)

@@ -213,15 +213,15 @@ UFQ_EXPORT int sendmmsg(int fd, mmsghdr* v, unsigned n, int flags) {
   if (!v || n == 0 || !lookup_socket(fd)) return real().sendmmsg(fd, v, n, flags);
   if (n > 1024) n = 1024;  // UIO_MAXIOV, as the kernel clamps
   unsigned done = 0;
+  ProcessPacer::begin_burst();
   for (; done < n; ++done) {
     mmsghdr& one = v[done];
     const ssize_t r = send_one(fd, one.msg_hdr, flags, [&] { return real().sendmsg(fd, &one.msg_hdr, flags); });
-    if (r < 0) {
-      if (done == 0) return -1;
-      break;  // the kernel reports the ones sent; the error comes back on the next call
-    }
+    if (r < 0) break;  // the kernel reports the ones sent; the error comes back on the next call
     one.msg_len = static_cast<unsigned>(r);
   }
+  ProcessPacer::end_burst();
+  if (done == 0) return -1;
   return static_cast<int>(done);
 }
 

@@ -19,87 +19,18 @@
 #include "real_calls.hpp"
 #include "run_config.hpp"
 #include "stats_report.hpp"
+#include "stop_signals.hpp"
 #include "ufq/rt/clock.hpp"
 
 namespace ufq::run {
 namespace {
 
 std::atomic<ProcessPacer*> g_pacer{nullptr};
+thread_local bool t_burst = false;
+thread_local ProcessPacer* t_burst_pacer = nullptr;  // handed something over during the burst
 std::mutex g_create_mu;
 std::atomic<bool> g_create_failed{false};
 bool g_hooks = false;  // atfork and atexit registered (once per process image)
-
-// --- signals: the handlers write one byte; the reporter thread acts ---------
-int g_sig_pipe[2] = {-1, -1};
-std::atomic<bool> g_reporter{false};  // a reporter thread runs in this process
-constexpr int kTermSignals[] = {SIGTERM, SIGINT, SIGHUP};
-std::atomic<bool> g_term_handled[65];
-
-void on_signal(int sig) {
-  const int saved = errno;
-  if (g_reporter.load(std::memory_order_acquire) && g_sig_pipe[1] >= 0) {
-    const unsigned char b = static_cast<unsigned char>(sig);
-    [[maybe_unused]] const ssize_t n = real().write(g_sig_pipe[1], &b, 1);
-  } else if (sig != run_config().stats_signal) {
-    // No pacer here (a fork child that sent nothing): the default action.
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
-  }
-  errno = saved;
-}
-
-void reporter_main() {
-  for (;;) {
-    unsigned char b = 0;
-    const ssize_t n = ::read(g_sig_pipe[0], &b, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    const int sig = b;
-    ProcessPacer* p = ProcessPacer::current();
-    if (sig == run_config().stats_signal && !g_term_handled[sig].load()) {
-      if (p) p->report_now();
-      continue;
-    }
-    if (p) p->finish(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "signal");
-    ::signal(sig, SIG_DFL);
-    ::kill(::getpid(), sig);
-    return;
-  }
-}
-
-void make_sig_pipe() {
-  if (g_sig_pipe[0] >= 0) {
-    real().close(g_sig_pipe[0]);
-    real().close(g_sig_pipe[1]);
-  }
-  if (::pipe2(g_sig_pipe, O_CLOEXEC) != 0) g_sig_pipe[0] = g_sig_pipe[1] = -1;
-}
-
-// With the pacer: the reporter thread, the stats signal, and drain-then-die
-// for the termination signals whose action is still the default.
-void start_reporter() {
-  make_sig_pipe();
-  if (g_sig_pipe[0] < 0) return;
-  sigset_t all, old;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  std::thread(reporter_main).detach();
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  g_reporter.store(true, std::memory_order_release);
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESTART;
-  ::sigemptyset(&sa.sa_mask);
-  for (int sig : kTermSignals) {
-    struct sigaction cur{};
-    if (::sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL && !(cur.sa_flags & SA_SIGINFO)) {
-      g_term_handled[sig].store(true);
-      ::sigaction(sig, &sa, nullptr);
-    }
-  }
-  const int ss = run_config().stats_signal;
-  if (ss > 0 && !g_term_handled[ss].load()) ::sigaction(ss, &sa, nullptr);
-}
 
 void at_exit() {
   if (ProcessPacer* p = ProcessPacer::current()) p->finish("exit");
@@ -112,12 +43,7 @@ void fork_child() {
   // The parent's pacer (its thread is not here) is left behind, unused.
   g_pacer.store(nullptr, std::memory_order_release);
   g_create_failed.store(false);
-  g_reporter.store(false, std::memory_order_release);
-  if (g_sig_pipe[0] >= 0) {
-    real().close(g_sig_pipe[0]);
-    real().close(g_sig_pipe[1]);
-    g_sig_pipe[0] = g_sig_pipe[1] = -1;
-  }
+  stop_signals_after_fork();
   reset_notices();
   socket_table_after_fork();
   readiness_after_fork();
@@ -180,7 +106,7 @@ ProcessPacer* ProcessPacer::get() {
     std::atexit(at_exit);
   }
   g_pacer.store(p, std::memory_order_release);
-  if (!g_reporter.load()) start_reporter();
+  start_stop_signals();
   return p;
 }
 
@@ -259,6 +185,10 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
     };
     if (o.nonblock || plan.dontwait) return refuse(EAGAIN, counts_.eagain);
     counts_.waits.fetch_add(1, std::memory_order_relaxed);
+    if (t_burst_pacer == this) {  // what this burst handed over must leave for room to come back
+      t_burst_pacer = nullptr;
+      pacer_.notify(0);
+    }
     const Time deadline = o.sndtimeo_ns ? rt::mono_now() + o.sndtimeo_ns : 0;
     bp_.add_waiter();
     for (;;) {
@@ -325,7 +255,8 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
   r.room = room;
   counts_.handed_over.fetch_add(1, std::memory_order_relaxed);
   counts_.bytes.fetch_add(plan.size, std::memory_order_relaxed);
-  while (!pacer_.submit(d.packet)) std::this_thread::yield();  // the ring holds every record: rare
+  while (!pacer_.submit(d.packet, !t_burst)) std::this_thread::yield();  // the ring holds every record: rare
+  if (t_burst) t_burst_pacer = this;
   return static_cast<ssize_t>(plan.size);
 }
 
@@ -354,6 +285,21 @@ void ProcessPacer::done(Packet& p, rt::PacketFate) {
   bp_.give_back(room, room.slot == Room::kNoSlot ? &e->inflight_flow : nullptr);
   readiness_room_back();
   if (e) socket_datagram_done(*e, false);
+}
+
+void ProcessPacer::begin_burst() {
+  t_burst = true;
+  t_burst_pacer = nullptr;
+}
+
+void ProcessPacer::end_burst() {
+  const int saved = errno;
+  t_burst = false;
+  if (ProcessPacer* p = t_burst_pacer) {
+    t_burst_pacer = nullptr;
+    if (p == current()) p->pacer_.notify(0);
+  }
+  errno = saved;
 }
 
 void ProcessPacer::set_rate(SocketEntry& e, Rate rate) {

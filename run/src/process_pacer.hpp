@@ -73,6 +73,11 @@ class ProcessPacer {
   // non-blocking one gets EAGAIN.
   ssize_t send(SocketEntry& e, int dupfd, const SendPlan& plan, const iovec* iov, std::size_t n,
                const SocketOptions& o);
+  // A burst of datagrams from one call (sendmmsg): one doorbell for all of
+  // them instead of one per datagram. The calling thread's burst ends with
+  // end_burst(), which rings once if anything was handed over.
+  static void begin_burst();
+  static void end_burst();
   // SO_MAX_PACING_RATE on a socket's owners, ordered with its datagrams.
   void set_rate(SocketEntry& e, Rate rate);
   void count_pass(PassReason r) {

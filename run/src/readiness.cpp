@@ -127,10 +127,8 @@ int readiness_select(int nfds, fd_set* r, fd_set* w, fd_set* e, const timespec* 
   if (w && nfds <= FD_SETSIZE)
     for (int fd = 0; fd < nfds; ++fd)
       if (FD_ISSET(fd, w) && full(fd)) held.push_back(fd);
-  if (held.empty()) {
-    const int res = real_wait(r, w, e, timeout);
-    return res;
-  }
+  if (held.empty())  // the real call, with its own timeout (select writes the time left into it)
+    return pselect_call ? real().pselect(nfds, r, w, e, timeout, mask) : real().select(nfds, r, w, e, tv);
   const Time deadline = deadline_of(timeout);
   const fd_set r0 = r ? *r : fd_set{}, w0 = *w, e0 = e ? *e : fd_set{};
   for (;;) {

@@ -12,6 +12,10 @@
 //   run_probe forever RATE           send until killed
 //   run_probe txtime                 SO_TXTIME + SCM_TXTIME departures
 //   run_probe gso                    a UDP_SEGMENT train
+//   run_probe threads                four threads, own and shared sockets
+//   run_probe exec                   send, then exec itself (gso)
+//   run_probe mmsg                   sendmmsg bursts
+//   run_probe ecn                    ECT(0) and not-ECT sockets, CE counted at the receiver
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/net_tstamp.h>
@@ -31,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -490,6 +495,114 @@ int gso(int, char**) {
   return 0;
 }
 
+// Threads: each its own connected socket, and all of them one unconnected
+// socket (the socket table and the pacer are shared).
+int threads(int, char**) {
+  sockaddr_in to{};
+  const int r = receiver(to);
+  const int shared = sender(to, false);
+  const std::uint64_t rate = 200000;
+  setsockopt(shared, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  constexpr int kThreads = 4, kOwn = 50, kShared = 20;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      const int s = sender(to, true);
+      setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+      char buf[958] = {};
+      for (int i = 0; i < kOwn; ++i) send(s, buf, sizeof(buf), 0);
+      for (int i = 0; i < kShared; ++i) sendto(shared, buf, sizeof(buf), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+      close(s);
+    });
+  for (auto& t : ts) t.join();
+  std::printf("received=%zu\n", receive(r, kThreads * (kOwn + kShared), 3.0).size());
+  return 0;
+}
+
+// Sends, then execs itself into another scenario: the first image drains
+// and reports before exec.
+int exec_self(int, char** argv) {
+  sockaddr_in to{};
+  receiver(to);
+  const int s = sender(to, true);
+  const std::uint64_t rate = 50000;
+  setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  char buf[958] = {};
+  for (int i = 0; i < 10; ++i) send(s, buf, sizeof(buf), 0);
+  char* next[] = {argv[0], const_cast<char*>("gso"), nullptr};
+  execv(argv[0], next);
+  return die("execv");
+}
+
+// sendmmsg: a burst of 64 through one call, on a full flow (it blocks in
+// the middle), then a refused first message.
+int mmsg(int, char**) {
+  sockaddr_in to{};
+  const int r = receiver(to);
+  const int s = sender(to, false);
+  const std::uint64_t rate = 500000;
+  setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  constexpr int kN = 64;
+  char buf[kN][500];
+  iovec iov[kN];
+  mmsghdr m[kN] = {};
+  for (int i = 0; i < kN; ++i) {
+    iov[i] = {buf[i], sizeof(buf[i])};
+    m[i].msg_hdr.msg_iov = &iov[i];
+    m[i].msg_hdr.msg_iovlen = 1;
+    m[i].msg_hdr.msg_name = &to;
+    m[i].msg_hdr.msg_namelen = sizeof(to);
+  }
+  std::printf("sendmmsg=%d\n", sendmmsg(s, m, kN, 0));
+  std::printf("msg_len=%u\n", m[kN - 1].msg_len);
+  m[0].msg_hdr.msg_namelen = 3;  // the kernel refuses the first: -1 EINVAL
+  const int bad = sendmmsg(s, m, 2, 0);
+  std::printf("sendmmsg_bad=%d %s\n", bad, bad < 0 ? strerrorname_np(errno) : "");
+  std::printf("received=%zu\n", receive(r, kN + 1, 2.0).size());
+  return 0;
+}
+
+// ECN: a socket with IP_TOS ECT(0) and one without; the receiver reads each
+// datagram's TOS byte (IP_RECVTOS) and counts CE.
+int ecn(int, char**) {
+  sockaddr_in to{};
+  const int r = receiver(to);
+  int on = 1;
+  setsockopt(r, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+  const int ect = sender(to, true), plain = sender(to, true);
+  int tos = 2;  // ECT(0)
+  setsockopt(ect, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+  const std::uint64_t rate = 100000;
+  for (int s : {ect, plain}) setsockopt(s, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate));
+  char buf[958] = {};
+  constexpr int kN = 40;
+  for (int i = 0; i < kN; ++i) {
+    send(ect, buf, sizeof(buf), 0);
+    send(plain, buf, sizeof(buf), 0);
+  }
+  int ce = 0, ect0 = 0, not_ect = 0;
+  for (int i = 0; i < 2 * kN; ++i) {
+    pollfd p{r, POLLIN, 0};
+    if (poll(&p, 1, 3000) <= 0) break;
+    char data[2000];
+    alignas(cmsghdr) unsigned char ctl[64];
+    iovec iov{data, sizeof(data)};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof(ctl);
+    if (recvmsg(r, &m, 0) < 0) break;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+        const int v = *CMSG_DATA(c) & 3;
+        if (v == 3) ++ce; else if (v == 2) ++ect0; else if (v == 0) ++not_ect;
+      }
+  }
+  std::printf("ce=%d\nect0=%d\nnot_ect=%d\n", ce, ect0, not_ect);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -506,5 +619,9 @@ int main(int argc, char** argv) {
   if (what == "forever") return forever(argc, argv);
   if (what == "txtime") return txtime(argc, argv);
   if (what == "gso") return gso(argc, argv);
+  if (what == "threads") return threads(argc, argv);
+  if (what == "exec") return exec_self(argc, argv);
+  if (what == "mmsg") return mmsg(argc, argv);
+  if (what == "ecn") return ecn(argc, argv);
   return 2;
 }

@@ -229,6 +229,34 @@ TEST(RunLifecycle, ForkChildGetsItsOwnPacer) {
   ::unlink(stats.c_str());
 }
 
+TEST(RunLifecycle, ExecDrainsAndReportsTheImageBeforeIt) {
+  const std::string stats = temp_path("exec.json");
+  const Result r = run_probe({"-q", "--stats", stats}, {"exec"}, "exec");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.num("received"), 3) << r.out;  // the image after exec (gso)
+  const auto lines = stats_lines(stats);
+  ASSERT_EQ(lines.size(), 2U) << slurp(stats);
+  EXPECT_EQ(lines[0]["why"], "exec");
+  EXPECT_EQ(lines[0]["pid"], lines[1]["pid"]);
+  expect_reconciles(lines[0]);
+  EXPECT_EQ(lines[0]["account"]["sent"], 10);
+  EXPECT_EQ(lines[1]["why"], "exit");
+  expect_reconciles(lines[1]);
+  ::unlink(stats.c_str());
+}
+
+TEST(RunThreads, ManyThreadsShareTheTableAndThePacer) {
+  const std::string stats = temp_path("threads.json");
+  const Result r = run_probe({"-q", "--stats", stats}, {"threads"}, "threads");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.num("received"), 4 * 70) << r.out;
+  const auto lines = stats_lines(stats);
+  ASSERT_EQ(lines.size(), 1U);
+  expect_reconciles(lines[0]);
+  EXPECT_EQ(lines[0]["account"]["sent"], 4 * 70);
+  ::unlink(stats.c_str());
+}
+
 TEST(RunLifecycle, Dup2OverASocketKeepsItsQueuedDatagrams) {
   const Result r = run_probe({"-q"}, {"dup2", "10"}, "dup2");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -269,6 +297,29 @@ TEST(RunSignals, SigtermMidRunLeavesAnAccountThatReconciles) {
   EXPECT_GT(lines[1]["account"]["handed_over"].get<std::uint64_t>(), 10U);
   EXPECT_GT(lines[1]["account"]["sent"].get<std::uint64_t>(), 5U);
   ::unlink(stats.c_str());
+}
+
+TEST(RunSendmmsg, ABurstIsHandedOverWholeAndARefusedFirstMessageGetsTheKernelsErrno) {
+  const Result r = run_probe({"-q", "flow_limit", "20"}, {"mmsg"}, "mmsg");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.num("sendmmsg"), 64);  // blocks at flow_limit in the middle, then goes on
+  EXPECT_EQ(r.num("msg_len"), 500);
+  EXPECT_EQ(r.str("sendmmsg_bad"), "-1 EINVAL");
+  EXPECT_EQ(r.num("received"), 64) << r.out;
+}
+
+TEST(RunEcn, CeThresholdMarksTheEctSocketsDatagramsOnly) {
+  // Every datagram leaves more than 1 us after it was due (a wake-up takes
+  // longer), so fq marks the ECT ones; the not-ECT socket's never.
+  const Result marked = run_probe({"-q", "ce_threshold", "1us"}, {"ecn"}, "ecn_marked");
+  ASSERT_EQ(marked.status, 0) << marked.out << marked.err;
+  EXPECT_GE(marked.num("ce"), 20) << marked.out;
+  EXPECT_EQ(marked.num("ce") + marked.num("ect0"), 40) << marked.out;
+  EXPECT_EQ(marked.num("not_ect"), 40) << marked.out;
+  const Result plain = run_probe({"-q"}, {"ecn"}, "ecn_plain");
+  ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
+  EXPECT_EQ(plain.num("ce"), 0) << plain.out;
+  EXPECT_EQ(plain.num("ect0"), 40) << plain.out;
 }
 
 TEST(RunTxtime, ScmTxtimeDeparturesAreKept) {

@@ -184,6 +184,69 @@ TEST(UfqGaps, SplitsGsoTrainsIntoBackToBackSegments) {
               1e-6 * k["payload_rate_bps"].get<double>());
 }
 
+// Writes the given frames (Ethernet link type) 1 ms apart.
+std::string write_frames(const std::vector<std::vector<unsigned char>>& frames) {
+  char path[] = "/tmp/ufq-gaps-test-XXXXXX";
+  const int fd = ::mkstemp(path);
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  pcap_t* dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 128, PCAP_TSTAMP_PRECISION_NANO);
+  pcap_dumper_t* d = pcap_dump_open(dead, path);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    pcap_pkthdr h{};
+    h.ts.tv_sec = static_cast<time_t>(1'700'000'000 + i / 1000);
+    h.ts.tv_usec = static_cast<suseconds_t>((i % 1000) * 1'000'000);
+    h.caplen = h.len = static_cast<bpf_u_int32>(frames[i].size());
+    pcap_dump(reinterpret_cast<u_char*>(d), &h, frames[i].data());
+  }
+  pcap_dump_close(d);
+  pcap_close(dead);
+  return path;
+}
+
+TEST(UfqGaps, MalformedAndOtherFramesAreSkippedAndCounted) {
+  std::vector<std::vector<unsigned char>> f;
+  f.push_back(udp_frame(9000, 100));                    // counted
+  auto short_frame = udp_frame(9000, 100);
+  short_frame.resize(30);                                // truncated inside the IP header
+  f.push_back(short_frame);
+  auto bad_ihl = udp_frame(9000, 100);
+  bad_ihl[14] = 0x41;                                    // IHL 4: a header shorter than 20 bytes
+  f.push_back(bad_ihl);
+  auto tcp = udp_frame(9000, 100);
+  tcp[14 + 9] = 6;                                       // TCP
+  f.push_back(tcp);
+  auto fragment = udp_frame(9000, 100);
+  fragment[14 + 7] = 0x10;                               // a later fragment: no UDP header
+  f.push_back(fragment);
+  f.push_back({0x00, 0x01});                             // two bytes
+  auto arp = udp_frame(9000, 100);
+  arp[12] = 0x08, arp[13] = 0x06;                        // not IP
+  f.push_back(arp);
+  auto vlan = udp_frame(9000, 100);                      // 802.1Q-tagged UDP: counted
+  vlan.insert(vlan.begin() + 12, {0x81, 0x00, 0x00, 0x05});
+  f.push_back(vlan);
+  std::vector<unsigned char> v6(14 + 40 + 8, 0);          // IPv6 UDP, 100-byte payload: counted
+  v6[12] = 0x86, v6[13] = 0xDD;
+  v6[14] = 0x60;
+  v6[14 + 5] = 108;                                      // payload length: UDP 8 + 100
+  v6[14 + 6] = 17;
+  v6[14 + 40 + 5] = 108;                                 // UDP length
+  f.push_back(v6);
+  const std::string file = write_frames(f);
+  int status = 0;
+  // A filter that passes every frame to the parser ("udp" would drop most in BPF).
+  const std::string out = run("gaps --json -r " + file + " --filter 'greater 0'", &status);
+  ::unlink(file.c_str());
+  ASSERT_EQ(status, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["capture"]["captured"], 9);
+  EXPECT_EQ(j["capture"]["not_udp"], 6);
+  EXPECT_EQ(j["datagrams"], 3);
+  EXPECT_EQ(j["payload_bytes"], 300);
+  EXPECT_EQ(j["ip_bytes"], 128 + 128 + 148);
+}
+
 TEST(UfqGaps, RefusesBadInputNamingIt) {
   int status = 0;
   std::string out = run("gaps -r /nonexistent.pcap", &status);

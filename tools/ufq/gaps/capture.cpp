@@ -81,7 +81,7 @@ bool parse_udp(const unsigned char* ip, std::uint32_t len, std::uint16_t etherty
   if (ethertype == 0x0800) {
     if (len < 20 || (ip[0] >> 4) != 4) return false;
     const std::uint32_t ihl = (ip[0] & 0x0FU) * 4U;
-    if (ip[9] != 17 || (be16(ip + 6) & 0x1FFF) != 0 || len < ihl + 8) return false;
+    if (ihl < 20 || ip[9] != 17 || (be16(ip + 6) & 0x1FFF) != 0 || len < ihl + 8) return false;
     d.ip_bytes = be16(ip + 2);
     const std::uint16_t ulen = be16(ip + ihl + 4);
     d.payload = ulen >= 8 ? ulen - 8U : 0U;

@@ -75,6 +75,7 @@ ssize_t send_once(int fd, const msghdr& m, int flags, Pass&& pass) {
     std::lock_guard lk(e->mu);
     if (e->closed || e->dupfd != dupfd) return pass();
     e->inflight.fetch_add(1, std::memory_order_acq_rel);  // keeps the duplicate until it comes back
+    plan.due_hint = p->due_hint(*e, plan, o);
   }
   const ssize_t r = p->send(*e, dupfd, plan, m.msg_iov, m.msg_iovlen, o);
   if (r == ProcessPacer::kPassThrough) return pass();

@@ -255,8 +255,11 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
   r.room = room;
   counts_.handed_over.fetch_add(1, std::memory_order_relaxed);
   counts_.bytes.fetch_add(plan.size, std::memory_order_relaxed);
-  while (!pacer_.submit(d.packet, !t_burst)) std::this_thread::yield();  // the ring holds every record: rare
-  if (t_burst) t_burst_pacer = this;
+  while (!pacer_.submit(d.packet, false)) std::this_thread::yield();  // the ring holds every record: rare
+  if (t_burst)
+    t_burst_pacer = this;
+  else
+    pacer_.notify(plan.tstamp ? plan.tstamp : plan.due_hint);
   return static_cast<ssize_t>(plan.size);
 }
 
@@ -285,6 +288,29 @@ void ProcessPacer::done(Packet& p, rt::PacketFate) {
   bp_.give_back(room, room.slot == Room::kNoSlot ? &e->inflight_flow : nullptr);
   readiness_room_back();
   if (e) socket_datagram_done(*e, false);
+}
+
+Time ProcessPacer::due_hint(SocketEntry& e, const SendPlan& plan, const SocketOptions& o) const {
+  const FqConfig& cfg = run_config().fq;
+  if (!plan.connected_flow || plan.tstamp || !cfg.pacing) return 0;
+  const Rate rate = std::min(o.max_pacing_rate, cfg.maxrate);
+  if (rate == kUnlimitedRate || rate == 0) return 0;
+  const std::uint64_t segs = plan.gso_size ? (plan.size + plan.gso_size - 1) / plan.gso_size : 1;
+  const std::uint64_t len = plan.size + segs * rt::frame_overhead(e.family);
+  const auto ns = [rate](std::uint64_t bytes) {
+    return static_cast<Time>(static_cast<double>(bytes) * 1e9 / static_cast<double>(rate));
+  };
+  // In flight but perhaps already released by fq (a whole bulk staged in the
+  // egress, completions not yet seen) or about to complete: not counted.
+  const std::uint64_t in_flight = e.inflight_flow.load(std::memory_order_relaxed);
+  constexpr std::uint64_t kMaybeReleased = kMaxBulk + 1;
+  if (in_flight <= kMaybeReleased) return 0;
+  const std::uint64_t ahead = in_flight - kMaybeReleased;
+  const std::uint64_t credit = 2ULL * std::max(cfg.quantum, cfg.initial_quantum);
+  if (ahead * len <= credit) return 0;
+  const Time wait = ns(ahead * len - credit);
+  if (wait <= kNsecPerMsec) return 0;
+  return rt::mono_now() + wait - kNsecPerMsec;
 }
 
 void ProcessPacer::begin_burst() {

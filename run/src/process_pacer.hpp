@@ -73,6 +73,17 @@ class ProcessPacer {
   // non-blocking one gets EAGAIN.
   ssize_t send(SocketEntry& e, int dupfd, const SendPlan& plan, const iovec* iov, std::size_t n,
                const SocketOptions& o);
+  // For a datagram of `e` about to be handed over: the earliest it can
+  // leave, so that the send rings the pacer's doorbell only when the pacer
+  // may sleep past it. Connected flows with a rate only: N datagrams of the
+  // flow surely ahead of it in fq or the ring (in flight, less a bulk of 64
+  // that fq may have released already and one more) take at least
+  // (N x len - two quanta of credit) / rate to leave, and the pacer wakes
+  // for each of them; less 1 ms.
+  // While a sender is ahead of its rate (blocked at flow_limit, iperf3 -b 0)
+  // the pacer wakes for the flow's earlier datagrams before this one can
+  // leave anyway: no doorbell, half the wake-ups. 0: ring if the pacer sleeps.
+  Time due_hint(SocketEntry& e, const SendPlan& plan, const SocketOptions& o) const;
   // A burst of datagrams from one call (sendmmsg): one doorbell for all of
   // them instead of one per datagram. The calling thread's burst ends with
   // end_burst(), which rings once if anything was handed over.

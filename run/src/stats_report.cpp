@@ -92,7 +92,7 @@ std::string report_json(const Report& r) {
        ",\"held_at_stop\":" + std::to_string(r.held_at_stop);
   s += ",\"pacer\":{\"wakeups\":" + std::to_string(r.pacer.wakeups) + ",\"timer_wakeups\":" +
        std::to_string(r.pacer.timer_wakeups) + ",\"doorbell_wakeups\":" + std::to_string(r.pacer.doorbell_wakeups) +
-       ",\"runs\":" + std::to_string(r.pacer.runs) + ",\"cpu_ns\":" + std::to_string(r.pacer.thread_cpu_ns) + "}";
+       ",\"runs\":" + std::to_string(r.pacer.runs) + ",\"doorbells\":" + std::to_string(r.pacer.rings) + ",\"cpu_ns\":" + std::to_string(r.pacer.thread_cpu_ns) + "}";
   s += ",\"egress\":{\"send_calls\":" + std::to_string(r.egress.send_calls) + ",\"messages\":" +
        std::to_string(r.egress.messages) + ",\"gso_messages\":" + std::to_string(r.egress.gso_messages) +
        ",\"eagain\":" + std::to_string(r.egress.eagain) + ",\"enobufs\":" + std::to_string(r.egress.enobufs) +

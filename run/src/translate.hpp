@@ -43,6 +43,9 @@ struct SendPlan {
   std::uint32_t hash = 0;       // flow hash for the unconnected case
   std::size_t size = 0;         // payload bytes
   bool dontwait = false;        // MSG_DONTWAIT
+  // The earliest the datagram can possibly leave, for the doorbell (0: now,
+  // ring whenever the pacer sleeps): filled by the caller (due_hint()).
+  Time due_hint = 0;
 };
 
 // Fills `plan` from one message; PassReason::none when it can be paced.

@@ -8,7 +8,9 @@ timer slack given to `ufq run` (docs/run.md, "Measured").
   tests/programs/txtime_lateness.py --ufq build/release/tools/ufq/ufq [--check] [--json FILE]
 
 The sender runs as the program, once without and once with
-`ufq run fq timer_slack SLACK --`. Without fq on the path (loopback has no
+`ufq run fq timer_slack SLACK flow_limit COUNT --` (room for every datagram,
+so that the sender never waits for room and what is measured is the
+pacer's timing alone). Without fq on the path (loopback has no
 qdisc) the kernel ignores the departure times and every datagram leaves at
 once, early. --check (the ctest) exits 1 unless, with ufq run, every datagram arrives,
 none more than --early-tolerance before its departure time, and the
@@ -125,7 +127,7 @@ def measure(a, mode):
     port = rx.getsockname()[1]
     prefix = [] if mode == "without" else (
         shlex.split(a.with_prefix) if a.with_prefix else
-        [a.ufq, "run", "fq", "timer_slack", a.slack, "--"])
+        [a.ufq, "run", "fq", "timer_slack", a.slack, "flow_limit", str(max(100, a.count)), "--"])
     cmd = prefix + [sys.executable, os.path.abspath(__file__), "--role", "send", "--port", str(port),
                     "--count", str(a.count), "--gap-us", str(a.gap_us), "--size", str(a.size),
                     "--lead-us", str(a.lead_us)]
@@ -207,7 +209,7 @@ def main():
     p.add_argument("--size", type=int, default=1200)
     p.add_argument("--lead-us", type=int, default=50_000, help="first departure this far after start")
     p.add_argument("--slack", default="10us", help="fq timer_slack given to ufq run")
-    p.add_argument("--with-prefix", default="", help="replaces `ufq run fq timer_slack SLACK --`")
+    p.add_argument("--with-prefix", default="", help="replaces `ufq run fq timer_slack SLACK flow_limit COUNT --`")
     p.add_argument("--modes", default="without,with")
     p.add_argument("--check", action="store_true")
     p.add_argument("--early-tolerance-us", type=int, default=10,

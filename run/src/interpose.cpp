@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "handler_watch.hpp"
 #include "notices.hpp"
 #include "process_pacer.hpp"
 #include "readiness.hpp"
@@ -136,6 +137,8 @@ void socket_option_set(int fd, int level, int name, const void* val, socklen_t l
     if (::getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &l) == 0) o.priority = static_cast<std::uint32_t>(v);
   } else if (level == SOL_UDP && name == UDP_SEGMENT) {
     if (::getsockopt(fd, SOL_UDP, UDP_SEGMENT, &v, &l) == 0) o.udp_segment = static_cast<std::uint16_t>(v);
+  } else if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY && e->family == AF_INET6) {
+    if (::getsockopt(fd, level, name, &v, &l) == 0) o.v6only = v != 0;
   } else if (level == SOL_UDP && name == UDP_CORK) {
     if (::getsockopt(fd, SOL_UDP, UDP_CORK, &v, &l) == 0) o.corked = v != 0;
   }
@@ -462,6 +465,12 @@ UFQ_EXPORT void _exit(int status) {
 }
 
 UFQ_EXPORT void _Exit(int status) { _exit(status); }
+
+UFQ_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  return watched_sigaction(sig, act, old);
+}
+
+UFQ_EXPORT sighandler_t signal(int sig, sighandler_t handler) { return watched_signal(sig, handler); }
 
 UFQ_EXPORT long syscall(long n, ...) {
   va_list ap;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "handler_watch.hpp"
 #include "notices.hpp"
 #include "readiness.hpp"
 #include "real_calls.hpp"
@@ -114,6 +115,7 @@ namespace {
 rt::PacerConfig pacer_config(std::uint32_t records) {
   rt::PacerConfig pc;
   pc.fq = run_config().fq;
+  pc.nice = run_config().nice;
   std::uint32_t ring = 1024;
   while (ring < records + 4096) ring <<= 1;
   pc.ring_capacity = ring;
@@ -183,13 +185,21 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
       errno = err;
       return -1;
     };
-    if (o.nonblock || plan.dontwait) return refuse(EAGAIN, counts_.eagain);
+    if (o.nonblock || plan.dontwait) {
+      readiness_refused(e);
+      return refuse(EAGAIN, counts_.eagain);
+    }
     counts_.waits.fetch_add(1, std::memory_order_relaxed);
     if (t_burst_pacer == this) {  // what this burst handed over must leave for room to come back
       t_burst_pacer = nullptr;
       pacer_.notify(0);
     }
     const Time deadline = o.sndtimeo_ns ? rt::mono_now() + o.sndtimeo_ns : 0;
+    // A handler without SA_RESTART that runs while we wait ends the wait with
+    // EINTR, one with SA_RESTART does not (the kernel restarts a blocked
+    // send), as the wrapped handlers' count tells (handler_watch.hpp): looked
+    // at after every futex return, and every 100 ms at least.
+    const std::uint64_t handlers = interrupting_handlers();
     bp_.add_waiter();
     for (;;) {
       const std::uint32_t seen = bp_.sequence();
@@ -199,16 +209,23 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
         gate.reset();
         return hold_at_stop(e, false);
       }
-      Time left = 0;
+      if (interrupting_handlers() != handlers) {
+        bp_.remove_waiter();
+        return refuse(EINTR, counts_.interrupted);
+      }
+      Time left = 100 * kNsecPerMsec;
       if (deadline) {
         const Time now = rt::mono_now();
         if (now >= deadline) {
           bp_.remove_waiter();
           return refuse(EAGAIN, counts_.timed_out);
         }
-        left = deadline - now;
+        left = std::min(left, deadline - now);
       }
-      if (bp_.wait(seen, left) == EINTR) {
+      // A timed FUTEX_WAIT ends with EINTR for any handler, SA_RESTART or
+      // not: the count tells which it was. With SO_SNDTIMEO the kernel's
+      // send fails with EINTR for either, so do we.
+      if (bp_.wait(seen, left) == EINTR && (o.sndtimeo_ns || interrupting_handlers() != handlers)) {
         bp_.remove_waiter();
         return refuse(EINTR, counts_.interrupted);
       }

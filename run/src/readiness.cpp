@@ -62,8 +62,9 @@ struct Reg {
   bool dropped;
 };
 std::mutex g_mu;
-std::vector<Reg> g_regs;
+std::vector<Reg>& g_regs = *new std::vector<Reg>();  // never destroyed (sends during exit)
 std::atomic<int> g_dropped{0};
+std::atomic<std::size_t> g_reg_count{0};  // g_regs.size(), read without the lock
 
 }  // namespace
 
@@ -169,6 +170,7 @@ int readiness_epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
       g_regs.erase(it);
     }
     if (ours && ev) g_regs.push_back(Reg{epfd, fd, ev->events, ev->data, false});
+    g_reg_count.store(g_regs.size(), std::memory_order_release);
   }
   return r;
 }
@@ -229,13 +231,25 @@ void readiness_room_back() {
     }
 }
 
+void readiness_refused(const SocketEntry& e) {
+  if (g_reg_count.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard lk(g_mu);
+  for (Reg& x : g_regs)
+    if (!x.dropped && (x.events & EPOLLOUT) && lookup_socket(x.fd) == &e) {
+      x.dropped = true;  // the interest is unchanged; room_back re-arms it
+      g_dropped.fetch_add(1);
+    }
+}
+
 void readiness_forget(int fd) {
+  if (g_reg_count.load(std::memory_order_acquire) == 0) return;  // every close() comes here
   std::lock_guard lk(g_mu);
   std::erase_if(g_regs, [&](const Reg& x) {
     const bool gone = x.fd == fd || x.epfd == fd;
     if (gone && x.dropped) g_dropped.fetch_sub(1);
     return gone;
   });
+  g_reg_count.store(g_regs.size(), std::memory_order_release);
 }
 
 void readiness_after_fork() {

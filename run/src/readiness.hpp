@@ -19,6 +19,8 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
+#include "socket_table.hpp"
+
 namespace ufq::run {
 
 int readiness_poll(pollfd* fds, nfds_t n, const timespec* timeout, const sigset_t* mask, bool ppoll_call,
@@ -32,6 +34,10 @@ int readiness_epoll_ctl(int epfd, int op, int fd, epoll_event* ev);
 int readiness_filter_epoll(int epfd, epoll_event* evs, int n);
 // Any thread, after room came back (the completion side).
 void readiness_room_back();
+// A send on `e` was refused with EAGAIN: its epoll registrations are re-armed
+// (EPOLL_CTL_MOD) when room comes back, so an edge-triggered set that saw
+// the socket writable in the kernel's terms gets a fresh EPOLLOUT edge.
+void readiness_refused(const SocketEntry& e);
 // The program closed a descriptor (a socket, or an epoll set).
 void readiness_forget(int fd);
 void readiness_after_fork();

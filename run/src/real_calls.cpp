@@ -42,6 +42,7 @@ RealCalls load() {
   resolve(r.execvpe, "execvpe");
   resolve(r.exit_now, "_exit");
   resolve(r.syscall, "syscall");
+  r.sigaction = ::dlsym(RTLD_NEXT, "sigaction");
   return r;
 }
 

@@ -44,6 +44,7 @@ struct RealCalls {
   int (*execvpe)(const char*, char* const[], char* const[]);
   void (*exit_now)(int);  // _exit
   long (*syscall)(long, ...);
+  void* sigaction;  // int (*)(int, const struct sigaction*, struct sigaction*)
 };
 
 // Resolved once, on first use (any thread; the first caller resolves).

@@ -36,6 +36,14 @@ RunConfig load() {
       say(std::string("UFQ_RUN_DRAIN: \"") + s + "\" is not nanoseconds in 0..3600000000000; using 2 s");
   }
   if (const char* s = std::getenv("UFQ_RUN_QUIET")) c.quiet = std::string(s) == "1";
+  if (const char* s = std::getenv("UFQ_RUN_NICE")) {
+    char* end = nullptr;
+    const long v = std::strtol(s, &end, 10);
+    if (end != s && *end == '\0' && v >= -20 && v <= 19)
+      c.nice = static_cast<int>(v);
+    else
+      say(std::string("UFQ_RUN_NICE: \"") + s + "\" is not a nice value in -20..19; ignored");
+  }
   return c;
 }
 

@@ -5,6 +5,7 @@
 //   UFQ_RUN_STATS_SIGNAL  signal number that prints a report while running
 //   UFQ_RUN_DRAIN         longest drain at exit and before exec, in ns
 //   UFQ_RUN_QUIET         "1": no report block on stderr at exit
+//   UFQ_RUN_NICE          the pacer thread's nice value (-20..19; below 0 needs CAP_SYS_NICE)
 // `ufq run` has checked them before exec; a bad value found here (the
 // variables set by hand) is said once on stderr and the default is used.
 #pragma once
@@ -23,6 +24,7 @@ struct RunConfig {
   int stats_signal = 0;     // 0: none
   Time drain_ns = 2 * kNsecPerSec;
   bool quiet = false;
+  int nice = 0;
 };
 
 // Read once from the environment (on first use).

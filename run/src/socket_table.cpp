@@ -44,15 +44,17 @@ std::atomic<std::uintptr_t>* slot_of(int fd, bool create) {
 
 // Every entry ever made (never freed: pointers read from the table stay
 // valid memory) and the recycled ones.
+// Never destroyed: threads of the program may still send while exit() runs
+// the static destructors.
 std::mutex g_entries_mu;
-std::vector<SocketEntry*> g_entries;
-std::vector<SocketEntry*> g_free;
+std::vector<SocketEntry*>& g_entries = *new std::vector<SocketEntry*>();
+std::vector<SocketEntry*>& g_free = *new std::vector<SocketEntry*>();
 std::atomic<std::uint64_t> g_next_id{1};
 
 // Released duplicates: each number keeps naming a socket of its family (a
 // placeholder), so the egress's memory of "this descriptor is IPv4/IPv6"
 // (docs/send-path.md) stays true when we reuse the number for another socket.
-std::vector<int> g_spare_numbers[2];
+std::vector<int>* g_spare_numbers = new std::vector<int>[2];
 int g_placeholder[2] = {-1, -1};
 
 int family_index(int family) { return family == AF_INET6 ? 1 : 0; }
@@ -174,6 +176,11 @@ SocketEntry* make_entry(int fd, int family, bool fresh, int type_flags) {
     e->opt.nonblock = (type_flags & SOCK_NONBLOCK) != 0;
   else
     read_kernel_options(fd, *e);
+  if (family == AF_INET6) {  // the default follows net.ipv6.bindv6only
+    int v = 0;
+    socklen_t len = sizeof(v);
+    if (::getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v, &len) == 0) e->opt.v6only = v != 0;
+  }
   e->owner_connected.max_pacing_rate = e->owner_unconnected.max_pacing_rate = e->opt.max_pacing_rate;
   return e;
 }

@@ -44,6 +44,7 @@ struct SocketOptions {
   std::uint16_t udp_segment = 0;  // UDP_SEGMENT socket option
   bool nonblock = false;          // O_NONBLOCK of the open file description
   bool corked = false;            // UDP_CORK: the kernel assembles, we pass through
+  bool v6only = false;            // IPV6_V6ONLY: no IPv4 destinations (ENETUNREACH, the kernel's)
   Time sndtimeo_ns = 0;           // SO_SNDTIMEO (0: wait forever)
 };
 

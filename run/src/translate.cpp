@@ -137,6 +137,9 @@ PassReason translate(const SocketEntry& e, const SocketOptions& o, const msghdr&
     if (!o.connected) return PassReason::kernel_decides;  // EDESTADDRREQ
     plan.dest = o.peer;
   }
+  // An IPv6-only socket refuses IPv4 destinations (ENETUNREACH): the kernel says so.
+  if (o.v6only && plan.dest.family() == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&plan.dest.in6().sin6_addr))
+    return PassReason::kernel_decides;
   plan.connected_flow = o.connected;
   plan.hash = plan.connected_flow ? 0 : dest_hash(e.id, plan.dest);
   plan.priority = static_cast<std::uint8_t>(o.priority > 255 ? 255 : o.priority);

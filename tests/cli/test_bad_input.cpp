@@ -368,6 +368,8 @@ Table run_table() {
   t.add({"--stats", {"run", "--stats", "/nonexistent-dir/s.json", "--", "/bin/true"}, {"--stats", "/nonexistent-dir"}});
   t.add({"--stats", {"run", "--stats", "", "--", "/bin/true"}, {"--stats"}});
   t.flag("--quiet", s, prog);
+  t.values("--nice", kGarbage + std::vector<std::string>{"-21", "20", "1e300", "99999999999999999999", "1.5"},
+           "-20..19", s, prog);
   t.add({"", {"run", "limit", "5"}, {"-- PROGRAM"}});
   t.add({"", {"run"}, {"-- PROGRAM"}});
   t.add({"", {"run", "bogus", "--", "/bin/true"}, {"bogus"}});

@@ -25,10 +25,12 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -174,11 +176,25 @@ int nonblock(int, char**) {
   const int pl = poll(&p, 1, 3000);
   std::printf("poll_later=%d\npoll_wait_seconds=%.3f\n", pl, now_s() - t1);
   std::printf("send_after=%d\n", send(s, buf, sizeof(buf), 0) >= 0 ? 1 : 0);
+  // Edge-triggered: full again, then one EPOLLOUT edge when room returns.
+  const int ep2 = epoll_create1(0);
+  epoll_event et{};
+  et.events = EPOLLOUT | EPOLLET;
+  et.data.fd = s;
+  epoll_ctl(ep2, EPOLL_CTL_ADD, s, &et);
+  epoll_wait(ep2, out, 4, 0);  // the first edge (writable when added), if any
+  while (send(s, buf, sizeof(buf), 0) >= 0) {
+  }
+  const double t2 = now_s();
+  const int e2 = epoll_wait(ep2, out, 4, 3000);
+  std::printf("epoll_et_later=%d\nepoll_et_seconds=%.3f\n", e2, now_s() - t2);
   close(r);
   return 0;
 }
 
 void on_alarm(int) {}
+std::atomic<int> g_alarms{0};
+void on_alarm_count(int) { ++g_alarms; }
 
 int blocking(int, char**) {
   sockaddr_in to{};
@@ -220,6 +236,30 @@ int blocking(int, char**) {
       break;
     }
   std::printf("signal_errno=%s\n", err == EINTR ? "EINTR" : std::strerror(err));
+  // A handler with SA_RESTART (and signal(), which sets it): the blocked
+  // send goes on, as the kernel restarts it.
+  const int s4 = sender(to, true);
+  const std::uint64_t two_per_s = 2000;
+  setsockopt(s4, SOL_SOCKET, SO_MAX_PACING_RATE, &two_per_s, sizeof(two_per_s));
+  signal(SIGALRM, on_alarm_count);
+  itimerval it{{0, 150000}, {0, 150000}};
+  setitimer(ITIMER_REAL, &it, nullptr);
+  err = 0;
+  int sent4 = 0;
+  for (int i = 0; i < 14; ++i) {
+    if (send(s4, buf, sizeof(buf), 0) < 0) {
+      err = errno;
+      break;
+    }
+    ++sent4;
+  }
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  std::printf("restart_sent=%d\nrestart_errno=%s\nrestart_signals=%d\n", sent4, err ? strerrorname_np(err) : "none",
+              g_alarms.load());
+  struct sigaction back{};
+  sigaction(SIGALRM, nullptr, &back);
+  std::printf("sigaction_reads_back_own=%d\n", back.sa_handler == on_alarm_count ? 1 : 0);
   close(r);
   return 0;
 }
@@ -305,13 +345,18 @@ struct Case {
   long controllen_adjust = 0;
   long value = 0;
   bool null_control = false;
-  int name_kind = 0;  // 0 destination, 1 none, 2 short, 3 other family, 4 port 0
+  int name_kind = 0;  // 0 destination, 1 none, 2 short, 3 other family, 4 port 0, 5 IPv4 on IPv6
+  bool v6only = false;
 };
 
 std::string run_case(const Case& c) {
   sockaddr_in to{};
   const int r = receiver(to);
   const int s = socket(c.family, SOCK_DGRAM, 0);
+  if (c.v6only) {
+    int on = 1;
+    setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+  }
   if (c.txtime) {
     sock_txtime t{};
     t.clockid = CLOCK_MONOTONIC;
@@ -340,6 +385,7 @@ std::string run_case(const Case& c) {
     case 3: other.sin6_family = AF_INET6; other.sin6_port = to.sin_port; other.sin6_addr = in6addr_loopback;
             m.msg_name = &other; m.msg_namelen = sizeof(other); break;
     case 4: m.msg_name = &port0; m.msg_namelen = sizeof(port0); break;
+    case 5: m.msg_name = &to; m.msg_namelen = sizeof(to); break;
   }
   alignas(cmsghdr) unsigned char ctl[256] = {};
   if (c.level >= 0 || c.null_control) {
@@ -399,6 +445,9 @@ int cmsg(int, char**) {
       {"tclass_wrong_length", AF_INET6, false, false, 0, 100, IPPROTO_IPV6, IPV6_TCLASS, 1},
       {"tclass_out_of_range", AF_INET6, false, false, 0, 100, IPPROTO_IPV6, IPV6_TCLASS, 4, 0, 0, 300},
       {"ipv6_unknown_type", AF_INET6, false, false, 0, 100, IPPROTO_IPV6, 9999, 4},
+      {"ipv4_name_on_ipv6", AF_INET6, false, false, 0, 100, -1, 0, 0, 0, 0, 0, false, 5},
+      {"ipv4_name_on_v6only", AF_INET6, false, false, 0, 100, -1, 0, 0, 0, 0, 0, false, 5, true},
+      {"v4_mapped_on_v6only", AF_INET6, false, false, 0, 100, -1, 0, 0, 0, 0, 0, false, 0, true},
   };
   for (const Case& c : cases) std::printf("%s=%s\n", c.name, run_case(c).c_str());
   // Options in unusual orders: SO_MAX_PACING_RATE before connect, 4-byte

@@ -1,7 +1,7 @@
 // `ufq run`: run an unmodified, dynamically linked program with fq pacing its
 // UDP sockets in user space (libufq_preload.so, run/; docs/run.md).
 //
-//   ufq run [--stats FILE] [--stats-signal SIG] [--drain T] [--quiet]
+//   ufq run [--stats FILE] [--stats-signal SIG] [--drain T] [--nice N] [--quiet]
 //           [[fq] FQ OPTIONS...] -- PROGRAM [ARGS...]
 //
 // The fq options are tc's (checked here, before exec, with the tc parser's
@@ -36,6 +36,7 @@ struct RunArgs {
   std::string stats_signal;
   std::string drain = "2s";
   bool quiet = false;
+  int nice = 0;
   std::vector<std::string> never;
 };
 
@@ -176,6 +177,7 @@ int run(const RunArgs& a, CLI::App& sub) {
   else ::unsetenv("UFQ_RUN_STATS_SIGNAL");
   ::setenv("UFQ_RUN_DRAIN", std::to_string(*drain).c_str(), 1);
   ::setenv("UFQ_RUN_QUIET", a.quiet ? "1" : "0", 1);
+  ::setenv("UFQ_RUN_NICE", std::to_string(a.nice).c_str(), 1);
 
   std::vector<char*> argv;
   for (auto& w : program) argv.push_back(w.data());
@@ -213,6 +215,9 @@ void add_run_command(Commands& commands) {
   sub->add_option("--drain", a->drain, "longest wait for queued datagrams at exit and before exec (bare number: seconds)")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", a->quiet, "no report on stderr at exit");
+  sub->add_option("--nice", a->nice, "nice value of the pacer thread (-20..19; <0 needs root)")
+      ->check(integer_in(-20, 19))
+      ->capture_default_str();
 }
 
 }  // namespace ufq::cli

@@ -7,6 +7,7 @@ pkgs=(
   libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev libpcap-dev
   clang libclang-rt-14-dev   # libFuzzer targets
   gnuplot-nox                # plots
+  iperf3 iperf               # real programs paced by `ufq run` (scripts/run_programs.py)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -336,6 +336,26 @@ Table pace_table() {
   return t;
 }
 
+// `ufq gaps` refuses its options before it opens anything: a capture would
+// open a socket (the sandbox's SIGSYS), a file read names the file.
+Table gaps_table() {
+  Table t;
+  const std::vector<std::string> s = {"gaps", "-r", "/dev/null"};
+  t.values("--port", kGarbage + kHuge + std::vector<std::string>{"65536", "1.5"}, "0..65535", s);
+  t.values("--count", kGarbage + kHuge + std::vector<std::string>{"1.5"}, "0..", s);
+  t.values("--duration", kTimeGarbage + std::vector<std::string>{"0", "86401"}, "a day", s);
+  t.values("--idle", kTimeGarbage + std::vector<std::string>{"86401"}, "a day", s);
+  t.values("--segment", kGarbage + kHuge + std::vector<std::string>{"65536", "1.5"}, "0..65535", s);
+  t.values("--burst-gap", kTimeGarbage + std::vector<std::string>{"0", "2s"}, "1s", s);
+  t.add({"--filter", {"gaps", "-r", "/dev/null", "--filter", "udp", "--port", "9"}, {"--filter", "not both"}});
+  t.add({"--interface", {"gaps", "-r", "/dev/null", "--interface", "lo"}, {"--interface"}});
+  t.files("--read", {"/nonexistent.pcap", "/dev/null", ""}, {"gaps"});
+  t.flag("--json", {"gaps", "-r", "/nonexistent.pcap"});
+  t.add({"", {"gaps", "--bogus"}, {"--bogus"}});
+  t.add({"", {"gaps", "extra"}, {"extra"}});
+  return t;
+}
+
 // `ufq run` refuses before exec: a refused case never starts the program
 // (/bin/true would exit 0, which the judge counts as not refused).
 Table run_table() {
@@ -500,12 +520,12 @@ bool has_run() { return subcommands_in_help(help({"--help"})).count("run") != 0;
 TEST(BadInput, TableCoversEverySubcommand) {
   const auto subs = subcommands_in_help(help({"--help"}));
   ASSERT_TRUE(subs.count("show") && subs.count("sim")) << "help format changed?";
-  EXPECT_EQ(missing(subs, {"show", "sim", "pace", "run"}), "") << ": subcommands without a bad-input table";
+  EXPECT_EQ(missing(subs, {"show", "sim", "pace", "gaps", "run"}), "") << ": subcommands without a bad-input table";
 }
 
 TEST(BadInput, TableCoversEveryOption) {
-  const std::map<std::string, Table> tables = {
-      {"show", show_table()}, {"sim", sim_table()}, {"pace", pace_table()}, {"run", run_table()}};
+  const std::map<std::string, Table> tables = {{"show", show_table()}, {"sim", sim_table()}, {"pace", pace_table()},
+                                               {"gaps", gaps_table()}, {"run", run_table()}};
   for (const auto& sub : subcommands_in_help(help({"--help"}))) {
     auto options = options_in_help(help({sub, "--help"}));
     ASSERT_TRUE(options.erase("--help")) << sub << ": help format changed?";  // --help is not given values
@@ -550,6 +570,11 @@ TEST(BadInput, Sim) { expect_refused(sim_table().cases()); }
 TEST(BadInput, Pace) {
   if (!has_pace()) GTEST_SKIP() << "built without the real-time pacer";
   expect_refused(pace_table().cases());
+}
+
+TEST(BadInput, Gaps) {
+  if (subcommands_in_help(help({"--help"})).count("gaps") == 0) GTEST_SKIP() << "built without libpcap";
+  expect_refused(gaps_table().cases());
 }
 
 TEST(BadInput, Run) {

@@ -24,8 +24,16 @@
 #define UFQ_SIM_SUBCOMMANDS(X)
 #endif
 
+// `gaps` needs libpcap, which a build may lack.
+#if UFQ_HAVE_GAPS
+#define UFQ_GAPS_SUBCOMMANDS(X) X(gaps)
+#else
+#define UFQ_GAPS_SUBCOMMANDS(X)
+#endif
+
 #define UFQ_SUBCOMMANDS(X) \
   X(show)                  \
+  UFQ_GAPS_SUBCOMMANDS(X)  \
   UFQ_SIM_SUBCOMMANDS(X)   \
   UFQ_RT_SUBCOMMANDS(X)    \
   /* one X(name) line per subcommand, above this comment */

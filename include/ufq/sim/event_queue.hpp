@@ -132,6 +132,18 @@ class EventQueue {
   // Time of the earliest armed event, kNever when none.
   Time next_time() const;
 
+  // False only if no armed event is due at now(): then a callback that would
+  // arm an event for now() may run its work at the end of its own instead, in
+  // the same order (every event armed from now on comes after it anyway). May
+  // be true for an event moved later (conservative). O(1).
+  bool maybe_due_now() const {
+    const std::size_t n = heap_.size();
+    if (!root_vacant_) return n > 0 && static_cast<Time>(heap_[0].key >> 64) <= now_;
+    for (std::size_t c = 1; c <= kArity && c < n; ++c)  // the vacant root's children
+      if (static_cast<Time>(heap_[c].key >> 64) <= now_) return true;
+    return false;
+  }
+
   // Run the earliest event: advance now() to its time, disarm it, call its
   // callback. Returns false (doing nothing) when no event is armed.
   bool run_next() {

@@ -2,8 +2,8 @@
 //
 // An Event is a callback owned by whoever needs it (a NIC, a traffic source,
 // the clock-event device of an HrtimerModel) and bound to one EventQueue. The
-// queue is an indexed 4-ary heap of {key, event} entries in one reusable
-// vector: arming, moving and cancelling an event never allocate once the
+// queue is an indexed binary heap of {key, event} entries in one reusable
+// vector (a 4-ary one ran 1.7 % more instructions on the main job): arming, moving and cancelling an event never allocate once the
 // vector has grown to the largest number of simultaneously armed events.
 //
 // Order is total and deterministic: by time, then by the sequence number the
@@ -179,7 +179,7 @@ class EventQueue {
     detail::EventKey key;  // at most event->key_ (equal unless the event was moved later)
     Event* event;
   };
-  static constexpr std::size_t kArity = 4;
+  static constexpr std::size_t kArity = 2;  // children per entry
 
   [[noreturn]] static void bad_time(Time at);
 

@@ -3,8 +3,9 @@
 // An Event is a callback owned by whoever needs it (a NIC, a traffic source,
 // the clock-event device of an HrtimerModel) and bound to one EventQueue. The
 // queue is an indexed binary heap of {key, event} entries in one reusable
-// vector (a 4-ary one ran 1.7 % more instructions on the main job): arming, moving and cancelling an event never allocate once the
-// vector has grown to the largest number of simultaneously armed events.
+// vector (a 4-ary one ran 1.7 % more instructions on the main job): arming,
+// moving and cancelling an event never allocate once the vector has grown to
+// the largest number of simultaneously armed events.
 //
 // Order is total and deterministic: by time, then by the sequence number the
 // event got when it was last armed (so events armed for the same instant run

@@ -96,6 +96,7 @@ void HrtimerModel::handle_interrupt() {
   in_irq_ = false;
   next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
   program(earliest_hard_expiry());
+  if (irq_exit_) irq_exit_();
 }
 
 void HrtimerModel::force_reprogram() {

@@ -106,6 +106,10 @@ struct Cpu {
   QdiscRunner<TxPort<Sched>, Sched> runner;
   WatchdogHrtimer wd;
   Event softirq;  // NET_TX: a qdisc run requested by the watchdog or a used-up quota
+  // NET_TX raised by the watchdog when nothing else was due at that instant:
+  // the run happens at the interrupt's exit instead of as an event of its own
+  // (the same order, one event fewer; event_queue.hpp, maybe_due_now).
+  bool softirq_at_irq_exit = false;
   Hrtimer tick;
   Time tick_period = 0;
   std::uint64_t qdisc_runs = 0;
@@ -485,7 +489,11 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
       wd(fq.watchdog(), hr,
          [this, &q] {
            ++watchdog_fires;
-           if (!softirq.armed()) q.schedule(softirq, q.now());
+           if (softirq.armed() || softirq_at_irq_exit) return;
+           if (q.maybe_due_now())
+             q.schedule(softirq, q.now());
+           else
+             softirq_at_irq_exit = true;
          }),
       softirq(q, [&sim, this] { sim.run_qdisc(*this); }),
       tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }) {
@@ -495,6 +503,11 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
     const Time first = tick_period * (i + 1) / (cfg.queues + 1);
     hr.start(tick, first, first);
   }
+  hr.set_irq_exit([&sim, this] {
+    if (!softirq_at_irq_exit) return;
+    softirq_at_irq_exit = false;
+    sim.run_qdisc(*this);
+  });
 }
 
 }  // namespace ufq::sim::detail

@@ -255,6 +255,29 @@ TEST(EventQueue, DeterministicAndEqualToLinearReference) {
   }
 }
 
+// A callback may run at its own end what it would arm for now() only when no
+// other event is due at now() (the simulator's NET_TX after a timer interrupt).
+TEST(EventQueue, MaybeDueNowSeesAnEventDueAtTheSameInstant) {
+  EventQueue q;
+  std::vector<int> seen;  // maybe_due_now() inside the probe, once per run
+  Event other(q, [] {});
+  Event probe(q, [&] { seen.push_back(q.maybe_due_now() ? 1 : 0); });
+  q.schedule(probe, 10);
+  q.schedule(other, 20);
+  q.run_until(10);  // at 10 nothing else is due
+  q.schedule(probe, 20);
+  q.schedule(other, 30);  // both moved later (their entries stay early)
+  q.schedule(probe, 30);
+  Event third(q, [] {});  // due at 30 too, after the probe
+  q.schedule(third, 30);
+  q.run_until(40);
+  const std::vector<int> want{0, 1};  // at 10: nothing else; at 30: `other` has run, `third` is due
+  EXPECT_EQ(seen, want);
+  EXPECT_FALSE(q.maybe_due_now());
+  q.schedule(other, 40);
+  EXPECT_TRUE(q.maybe_due_now());
+}
+
 TEST(EventQueue, SteadyStateDoesNotAllocate) {
   EventQueue q;
   std::vector<std::unique_ptr<Event>> ev;

@@ -114,6 +114,10 @@ class HrtimerModel {
   // device if the device was programmed for this timer. Never allocates.
   bool cancel(Hrtimer& timer);
 
+  // Called at the end of every interrupt handler, once the device is written:
+  // where the kernel runs the softirqs the interrupt raised (irq_exit).
+  void set_irq_exit(std::function<void()> fn) { irq_exit_ = std::move(fn); }
+
   // The expiry the device was last programmed for (the kernel's
   // expires_next): the earliest hard expiry outside the handler, kNever while
   // the device is stopped and while the handler runs.
@@ -163,6 +167,7 @@ class HrtimerModel {
   std::uint64_t next_seq_ = 0;
   bool in_irq_ = false;
   HrtimerStats stats_;
+  std::function<void()> irq_exit_;
 };
 
 }  // namespace ufq::sim

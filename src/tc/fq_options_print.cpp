@@ -88,6 +88,13 @@ std::string format_fq_options(const FqConfig& cfg) {
     out += cfg.horizon_drop ? "horizon_drop " : "horizon_cap ";
     field("offload_horizon", format_time_us(cfg.offload_horizon_us));
   }
+  // ufq extensions, after everything a kernel reports, behind a marker word
+  // no tc prints (docs/features.md#ufq-extensions).
+  if (cfg.adaptive_slack()) {
+    out += "ufq_extension ";
+    field("adaptive_slack", format_ppm_percent(cfg.adaptive_slack_ppm));
+    field("max", format_time64_ns(cfg.adaptive_slack_max_ns));
+  }
   return out;
 }
 
@@ -115,6 +122,11 @@ std::string fq_options_json(const FqConfig& cfg) {
     j["horizon"] = cfg.horizon_us;
     j[cfg.horizon_drop ? "horizon_drop" : "horizon_cap"] = nullptr;
     j["offload_horizon"] = cfg.offload_horizon_us;
+  }
+  // ufq extensions: keys no kernel reports, prefixed "ufq_", in raw units.
+  if (cfg.adaptive_slack()) {
+    j["ufq_adaptive_slack_ppm"] = cfg.adaptive_slack_ppm;
+    j["ufq_adaptive_slack_max"] = cfg.adaptive_slack_max_ns;
   }
   return j.dump();
 }
@@ -157,6 +169,10 @@ std::vector<std::string> fq_options_args(const FqConfig& cfg) {
       w.emplace_back(cfg.horizon_drop ? "horizon_drop" : "horizon_cap");
     if (cfg.offload_horizon_us != d.offload_horizon_us)
       add("offload_horizon", exact_time_us(cfg.offload_horizon_us));
+  }
+  if (cfg.adaptive_slack()) {
+    add("adaptive_slack", format_ppm_percent(cfg.adaptive_slack_ppm));
+    add("max", exact_time_ns(cfg.adaptive_slack_max_ns));
   }
   return w;
 }

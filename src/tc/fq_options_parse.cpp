@@ -345,7 +345,7 @@ std::string_view fq_usage() {
          "[ low_rate_threshold RATE ] [ orphan_mask MASK ] [ timer_slack TIME ] "
          "[ ce_threshold TIME ] [ horizon TIME ] [ horizon_{cap|drop} ] "
          "[ bands 3 priomap P0 .. P15 ] [ weights W0 W1 W2 ] [ offload_horizon TIME ] "
-         "ufq extension: [ adaptive_slack FRACTION|off [ max TIME ] ]";
+         "[ adaptive_slack FRACTION [ max TIME ] ]";
 }
 
 Expected<FqConfig> parse_fq_options(std::span<const std::string> words, const FqConfig& base,

@@ -379,6 +379,18 @@ Table fq_table() {
   t.add({"weights", {"show", "fq", "weights", "65536", "65536"}, {"weights"}});
   t.add({"weights", {"show", "fq", "weights"}, {"weights"}});
   t.add({"weights", {"sim", "-q", "fq", "weights", "1", "2", "3"}, {"weight"}});
+  // The adaptive slack (a ufq extension): bad fractions, a bad or missing max,
+  // max below timer_slack, and a kernel level that cannot have it (ufq sim's
+  // default compat is 5.7).
+  for (const auto& v : kGarbage + kHuge + std::vector<std::string>{"101%", "1.5", "0.00001%", "-1%", "10ms"})
+    t.add({"adaptive_slack", {"show", "fq", "adaptive_slack", v}, {"adaptive_slack"}});
+  t.add({"adaptive_slack", {"show", "fq", "adaptive_slack"}, {"adaptive_slack"}});
+  t.add({"adaptive_slack", {"show", "--compat", "5.7", "fq", "adaptive_slack", "10%"}, {"adaptive_slack", "10%", "5.7"}});
+  t.add({"adaptive_slack", {"sim", "-q", "fq", "adaptive_slack", "10%"}, {"adaptive_slack", "10%", "5.7"}});
+  for (const auto& v : kGarbage + std::vector<std::string>{"18446744073709551616", "1e300s", "5s"})
+    t.add({"max", {"show", "fq", "adaptive_slack", "10%", "max", v}, {"max"}});
+  t.add({"max", {"show", "fq", "adaptive_slack", "10%", "max"}, {"max"}});
+  t.add({"max", {"show", "fq", "timer_slack", "50us", "adaptive_slack", "10%", "max", "10us"}, {"max", "10000ns"}});
   t.add({"", {"show", "fq", "bogus"}, {"bogus"}});
   t.add({"", {"show", "fq", ""}, {"fq"}});
   t.add({"", {"show", "fq", "limit", "10", "limit", "abc"}, {"limit"}});

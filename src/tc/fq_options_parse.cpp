@@ -193,7 +193,7 @@ class FqParser {
     cfg_.adaptive_slack_ppm = static_cast<std::uint32_t>(ppm);
     if (pos_ < words_.size() && words_[pos_] == "max") {
       ++pos_;
-      const auto max = next("max", kTimeNsForm, err);
+      const auto max = next("adaptive_slack max", kTimeNsForm, err);
       if (!max) return err;
       const auto t = parse_time_value(*max, TimeUnit::ns);
       if (!t) return illegal("adaptive_slack max", *max, kTimeNsForm);

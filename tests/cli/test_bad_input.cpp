@@ -204,6 +204,13 @@ Table sim_table() {
   t.add({"--csv", {"sim", "-q", "--duration", "1ms", "--csv", "x.csv"}, {"--csv \"x.csv\"", "--traffic csv"}});
   t.values("--flow-lifetime", kTimeGarbage + std::vector<std::string>{"0", "999us", "86401s"}, "1ms to 86400s",
            {"sim", "-q", "--traffic", "churn"});
+  t.values("--fast-flows", kGarbage + std::vector<std::string>{"-1", "1.5", "10000001", "99999999999999999999"},
+           "0 to 10000000", {"sim", "-q", "--traffic", "mixed"});
+  for (const char* gap : {"--fast-gap", "--slow-gap"})
+    t.values(gap, kTimeGarbage + std::vector<std::string>{"0", "99ns", "3601s"}, "100ns to 3600s",
+             {"sim", "-q", "--traffic", "mixed"});
+  for (const char* mixed : {"--fast-flows", "--fast-gap", "--slow-gap"})
+    t.add({mixed, {"sim", "-q", "--duration", "1ms", mixed, "1"}, {mixed, "--traffic mixed"}});
   // An option the traffic model would ignore (--duration 1ms: accepted, it would print a run).
   t.add({"--pcap", {"sim", "-q", "--duration", "1ms", "--pcap", "x.pcap"}, {"--pcap \"x.pcap\"", "--traffic edt"}});
   t.add({"--pcap",

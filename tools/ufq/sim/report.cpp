@@ -208,14 +208,16 @@ std::string to_json(const SimResult& r, const std::string& label) {
                    {"seed", c.seed},
                    {"queues", c.queues},
                    {"cpus", c.cpus}};
-  // The model's own settings: times as <name>_s, files by path.
+  // The model's own settings: times as <name>_s, counts as <name>, files by path.
   if (const TrafficModelInfo* m = find_traffic_model(c.traffic))
     for (const TrafficParam& p : m->params) {
       std::string key = p.name;
       for (char& ch : key)
         if (ch == '-') ch = '_';
       const TrafficValue v = traffic_setting(*m, c.traffic_settings, p.name);
-      if (const Time* ns = std::get_if<Time>(&v))
+      if (const Time* n = std::get_if<Time>(&v); n && p.type == TrafficParam::Type::count)
+        j["workload"][key] = *n;
+      else if (const Time* ns = std::get_if<Time>(&v))
         j["workload"][key + "_s"] = static_cast<double>(*ns) / 1e9;
       else
         j["workload"][key] = std::get<std::string>(v);

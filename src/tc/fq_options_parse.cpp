@@ -168,7 +168,7 @@ class FqParser {
     return std::nullopt;
   }
 
-  // `adaptive_slack FRACTION [max TIME]` or `adaptive_slack off`, a ufq
+  // `adaptive_slack FRACTION|off [max TIME]`, a ufq
   // extension (docs/fq-rules.md#adaptive-slack). validate() refuses it for a
   // kernel level that cannot have it (5.7).
   MaybeError adaptive_slack(std::string_view keyword) {
@@ -177,20 +177,20 @@ class FqParser {
     if (!word) return err;
     if (*word == "off" || *word == "0") {
       cfg_.adaptive_slack_ppm = 0;
-      return std::nullopt;
+    } else {
+      std::string_view number = *word;
+      double scale = 1e6;  // a plain fraction
+      if (!number.empty() && number.back() == '%') {
+        number.remove_suffix(1);
+        scale = 1e4;
+      }
+      const auto value = parse_time_value(number, TimeUnit::ns);  // a plain decimal number
+      if (!value || number.empty() || !std::isdigit(static_cast<unsigned char>(number.back())))
+        return illegal(keyword, *word, kFractionForm);
+      const double ppm = std::round(*value * scale);
+      if (!(ppm >= 1.0 && ppm <= 1e6)) return out_of_range(keyword, *word, kFractionForm);
+      cfg_.adaptive_slack_ppm = static_cast<std::uint32_t>(ppm);
     }
-    std::string_view number = *word;
-    double scale = 1e6;  // a plain fraction
-    if (!number.empty() && number.back() == '%') {
-      number.remove_suffix(1);
-      scale = 1e4;
-    }
-    const auto value = parse_time_value(number, TimeUnit::ns);  // a plain decimal number
-    if (!value || number.empty() || !std::isdigit(static_cast<unsigned char>(number.back())))
-      return illegal(keyword, *word, kFractionForm);
-    const double ppm = std::round(*value * scale);
-    if (!(ppm >= 1.0 && ppm <= 1e6)) return out_of_range(keyword, *word, kFractionForm);
-    cfg_.adaptive_slack_ppm = static_cast<std::uint32_t>(ppm);
     if (pos_ < words_.size() && words_[pos_] == "max") {
       ++pos_;
       const auto max = next("adaptive_slack max", kTimeNsForm, err);

@@ -124,10 +124,11 @@ std::string fq_options_json(const FqConfig& cfg) {
     j["offload_horizon"] = cfg.offload_horizon_us;
   }
   // ufq extensions: keys no kernel reports, prefixed "ufq_", in raw units.
-  if (cfg.adaptive_slack()) {
-    j["ufq_adaptive_slack_ppm"] = cfg.adaptive_slack_ppm;
+  // (max also when off but not the default, so that nothing is lost).
+  const FqConfig d;
+  if (cfg.adaptive_slack()) j["ufq_adaptive_slack_ppm"] = cfg.adaptive_slack_ppm;
+  if (cfg.adaptive_slack() || cfg.adaptive_slack_max_ns != d.adaptive_slack_max_ns)
     j["ufq_adaptive_slack_max"] = cfg.adaptive_slack_max_ns;
-  }
   return j.dump();
 }
 
@@ -170,8 +171,8 @@ std::vector<std::string> fq_options_args(const FqConfig& cfg) {
     if (cfg.offload_horizon_us != d.offload_horizon_us)
       add("offload_horizon", exact_time_us(cfg.offload_horizon_us));
   }
-  if (cfg.adaptive_slack()) {
-    add("adaptive_slack", format_ppm_percent(cfg.adaptive_slack_ppm));
+  if (cfg.adaptive_slack() || cfg.adaptive_slack_max_ns != d.adaptive_slack_max_ns) {
+    add("adaptive_slack", cfg.adaptive_slack() ? format_ppm_percent(cfg.adaptive_slack_ppm) : "off");
     add("max", exact_time_ns(cfg.adaptive_slack_max_ns));
   }
   return w;

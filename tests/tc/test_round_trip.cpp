@@ -49,6 +49,8 @@ class RandomConfigs {
         c.adaptive_slack_max_ns = c.timer_slack_ns + pick(0xFFFFFFFFU - c.timer_slack_ns);
       }
     }
+    // Off, a max is kept all the same (any compat).
+    if (!c.adaptive_slack() && pick(4) == 0) c.adaptive_slack_max_ns = u32();
     return c;
   }
 
@@ -146,6 +148,12 @@ TEST(RoundTrip, JsonOptionsGiveTheKernelView) {
   }
 }
 
+FqConfig k57() {
+  FqConfig c;
+  c.compat = Compat::linux_5_7;
+  return c;
+}
+
 // The extension's words, line and JSON keys (docs/features.md#ufq-extensions).
 TEST(RoundTrip, AdaptiveSlackIsMarkedAndParsesBack) {
   FqConfig base;
@@ -171,6 +179,17 @@ TEST(RoundTrip, AdaptiveSlackIsMarkedAndParsesBack) {
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->adaptive_slack());
   EXPECT_EQ(format_fq_options(*off).find("ufq_extension"), std::string::npos);
+  // Off with a max that is not the default: the exact words and JSON keep the max.
+  EXPECT_EQ(off->adaptive_slack_max_ns, 1'000'000u);
+  const auto off_max = parse_fq_line("adaptive_slack off max 5us", base);
+  ASSERT_TRUE(off_max.ok()) << off_max.error().message;
+  EXPECT_FALSE(off_max->adaptive_slack());
+  EXPECT_EQ(join_words(fq_options_args(*off_max)), "adaptive_slack off max 5us");
+  const auto off_json = fq_config_from_json(fq_options_json(*off_max), base);
+  ASSERT_TRUE(off_json.ok());
+  EXPECT_EQ(*off_json, *off_max);
+  const auto p5 = parse_fq_line("adaptive_slack off max 5us", k57());
+  EXPECT_TRUE(p5.ok()) << "off is no extension, 5.7 takes it";
 }
 
 // A kernel level that cannot have it refuses it, naming the value; so do bad values.

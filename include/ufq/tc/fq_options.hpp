@@ -79,7 +79,8 @@ std::string format_fq_options(const FqConfig& cfg);
 // kernel units (bytes, bytes/s, us; ns for timer_slack), "pacing": false only
 // when off, the array keys "priomap " and "weights " with tc's trailing space,
 // and "horizon_drop"/"horizon_cap" as null; ufq extensions as keys starting
-// "ufq_" ("ufq_adaptive_slack_ppm", "ufq_adaptive_slack_max" in ns). Returned as compact JSON text
+// "ufq_" ("ufq_adaptive_slack_ppm", "ufq_adaptive_slack_max" in ns; the max
+// also when off but not the default, as the exact words keep it too). Returned as compact JSON text
 // (no spaces), so that this header needs no JSON library.
 std::string fq_options_json(const FqConfig& cfg);
 

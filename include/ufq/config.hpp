@@ -55,6 +55,16 @@ struct FqConfig {
   std::array<std::int32_t, kBands> weights = {589824, 196608, 65536};                      // 6.7+
   std::uint32_t offload_horizon_us = 0;      // 6.13+
 
+  // --- ufq extensions: no kernel has them (docs/features.md#ufq-extensions) ---
+  // Adaptive timer slack (docs/fq-rules.md#adaptive-slack): 0 = off, the
+  // kernel's fixed window [t, t + timer_slack]. Otherwise each throttled flow
+  // allows a lateness of this fraction (parts per million, 1..1000000) of its
+  // wait, never less than timer_slack nor more than adaptive_slack_max_ns, and
+  // the watchdog window ends at the earliest such allowance. Compat::latest
+  // only; tc: `adaptive_slack FRACTION max TIME`.
+  std::uint32_t adaptive_slack_ppm = 0;
+  std::uint32_t adaptive_slack_max_ns = 1'000'000;  // >= timer_slack_ns when on
+
   // --- the surroundings, which the kernel does not take from tc ---
   Compat compat = Compat::latest;
   std::uint32_t hz = 250;                    // jiffies per second (refill_delay, GC age)
@@ -68,8 +78,15 @@ struct FqConfig {
   static FqConfig for_mtu(std::uint32_t mtu, std::uint32_t hard_header_len = 14);
 
   std::uint32_t buckets() const { return 1U << buckets_log; }
+  bool adaptive_slack() const { return adaptive_slack_ppm != 0; }
   bool operator==(const FqConfig&) const = default;
 };
+
+inline constexpr std::uint32_t kPpm = 1'000'000;  // adaptive_slack_ppm of 100 %
+
+// A fraction in parts per million as the shortest exact percentage:
+// 100000 -> "10%", 1 -> "0.0001%", 125000 -> "12.5%".
+std::string format_ppm_percent(std::uint32_t ppm);
 
 // A refused configuration: which field, the value given, the valid range.
 class ConfigError : public std::invalid_argument {

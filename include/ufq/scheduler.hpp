@@ -47,7 +47,9 @@ class FqScheduler {
 
   // The next packet to send at `now`, or nullptr when none may leave yet. In
   // that case, if some flow is throttled, the watchdog holds a wake-up request
-  // for [earliest due time, + timer_slack].
+  // for [earliest due time, + timer_slack] (with the adaptive slack, a ufq
+  // extension: up to the earliest allowance of the flows due in it,
+  // docs/fq-rules.md#adaptive-slack).
   // Pre: `now` is not earlier than the previous call's.
   // Post: the returned packet is the caller's again; `due` and `ce` are set.
   Packet* dequeue(Time now);

@@ -32,6 +32,25 @@ class Watchdog {
     return true;
   }
 
+  // The request of the adaptive slack (a ufq extension,
+  // docs/fq-rules.md#adaptive-slack): the same, except that a queued timer is
+  // kept only when its whole window [soft, hard] lies inside
+  // [expires, expires + delta], so a kept timer never fires later than this
+  // request allows (the kernel's rule above may keep one up to another delta
+  // late, which with allowances that differ by orders of magnitude would wake
+  // a fast flow at a slow flow's slack). Returns true when it (re)armed.
+  bool schedule_within(Time expires, Time delta) {
+    if (deactivated_) return false;
+    ++requests_;
+    const Time end = expires + delta < expires ? kNever : expires + delta;
+    if (queued_ && soft_ - expires <= delta && hard_ <= end) return false;
+    soft_ = expires;
+    hard_ = end;
+    queued_ = true;
+    ++arms_;
+    return true;
+  }
+
   // The timer fired: it is no longer queued. (The kernel's callback only
   // schedules the qdisc; the dequeue that follows is the caller's.)
   void expire() { queued_ = false; }

@@ -154,6 +154,7 @@ class Simulation final : TrafficHost {
       r.total.busy += s.busy;
     }
     r.lateness = lateness_;
+    r.classes = classes_;
     r.packets_offered = offered_;
     r.packets_dropped = dropped_;
     r.packets_sent = sent_;
@@ -210,6 +211,8 @@ class Simulation final : TrafficHost {
     ++f.sent;
     ++sent_;
     lateness_.add(now >= p.due ? now - p.due : 0);
+    if (f.lateness_class) [[unlikely]]
+      classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
   }
 
   // ------------------------------------------------------------ traffic
@@ -429,6 +432,9 @@ class Simulation final : TrafficHost {
       wakes_.push_back(std::make_unique<Event>(q_, [this, &f] { woken(f); }));
       if (start_at != kNever) q_.schedule(*wakes_.back(), start_at);
     }
+    for (const LatenessClass& k : source_->lateness_classes()) classes_.push_back(ClassLateness{k.name, k.gap, 0, {}});
+    for (const Flow& f : flows_)
+      if (f.lateness_class && f.lateness_class <= classes_.size()) ++classes_[f.lateness_class - 1].flows;
     const std::size_t pool = static_cast<std::size_t>(cfg_.flows) * cfg_.inflight;
     packets_.resize(pool);
     free_.reserve(pool);
@@ -459,6 +465,7 @@ class Simulation final : TrafficHost {
   std::uint64_t other_irqs_ = 0;
   std::uint64_t offered_ = 0, dropped_ = 0, sent_ = 0;
   Histogram lateness_;
+  std::vector<ClassLateness> classes_;  // the traffic model's lateness classes
   EventCounts prev_;
   Time last_sample_at_ = 0;
   std::uint64_t latency_sum_ = 0;

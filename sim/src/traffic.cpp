@@ -61,6 +61,14 @@ TrafficValue traffic_setting(const TrafficModelInfo& model, const TrafficSetting
       if (*t < decl->min || *t > decl->max) throw SimConfigError(decl->name, format_time(*t), range);
       return *t;
     }
+    case TrafficParam::Type::count: {
+      const std::string range = "an integer from " + std::to_string(decl->min) + " to " + std::to_string(decl->max);
+      if (given == settings.end()) return decl->default_time;
+      const Time* n = std::get_if<Time>(&given->second);
+      if (!n) throw SimConfigError(decl->name, std::get<std::string>(given->second), range);
+      if (*n < decl->min || *n > decl->max) throw SimConfigError(decl->name, std::to_string(*n), range);
+      return *n;
+    }
     case TrafficParam::Type::file: {
       const std::string* path = given == settings.end() ? nullptr : std::get_if<std::string>(&given->second);
       if (!path || path->empty())

@@ -22,6 +22,19 @@ FqConfig FqConfig::for_mtu(std::uint32_t mtu, std::uint32_t hard_header_len) {
   return c;
 }
 
+std::string format_ppm_percent(std::uint32_t ppm) {
+  // ppm / 10000 percent, with up to four decimals and no trailing zeros.
+  std::string s = std::to_string(ppm / 10000);
+  std::uint32_t frac = ppm % 10000;
+  if (frac != 0) {
+    std::string digits = std::to_string(frac);
+    digits.insert(0, 4 - digits.size(), '0');
+    while (digits.back() == '0') digits.pop_back();
+    s += "." + digits;
+  }
+  return s + "%";
+}
+
 ConfigError::ConfigError(std::string field, std::string value, std::string valid)
     : std::invalid_argument("invalid " + field + " " + value + ": valid " + valid),
       field_(std::move(field)),
@@ -53,6 +66,19 @@ std::optional<ConfigError> validate(const FqConfig& cfg) {
       return ConfigError("offload_horizon", to_string(cfg.offload_horizon_us) + "us",
                          "0.." + to_string(cfg.max_offload_horizon_us) +
                              "us (the device's max_pacing_offload_horizon)");
+  }
+  // ufq extensions (docs/features.md#ufq-extensions).
+  if (cfg.adaptive_slack_ppm > kPpm)
+    return ConfigError("adaptive_slack", format_ppm_percent(cfg.adaptive_slack_ppm),
+                       "0.0001%..100% of a flow's wait (0 = off)");
+  if (cfg.adaptive_slack()) {
+    if (cfg.compat != Compat::latest)
+      return ConfigError("adaptive_slack", format_ppm_percent(cfg.adaptive_slack_ppm),
+                         std::string("off with compat ") + to_string(cfg.compat) +
+                             " (a ufq extension no kernel has; it needs compat latest)");
+    if (cfg.adaptive_slack_max_ns < cfg.timer_slack_ns)
+      return ConfigError("adaptive_slack max", to_string(cfg.adaptive_slack_max_ns) + "ns",
+                         to_string(cfg.timer_slack_ns) + "..4294967295ns (at least timer_slack)");
   }
   // The surroundings.
   if (cfg.hz == 0 || cfg.hz > 100000)

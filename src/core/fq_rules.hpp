@@ -11,6 +11,7 @@
 #include "ufq/config.hpp"
 #include "ufq/packet.hpp"
 #include "ufq/stats.hpp"
+#include "ufq/watchdog.hpp"
 
 namespace ufq::detail {
 
@@ -80,6 +81,31 @@ template <class FlowT>
   if (f.time_next_packet && (now > f.time_next_packet || cfg.compat != Compat::latest))
     len -= std::min(len / 2, now - f.time_next_packet);
   f.time_next_packet = now + len;
+}
+
+// docs/fq-rules.md#adaptive-slack (a ufq extension): the latest time a flow
+// throttled at `now` until `tnp` may be woken: tnp plus its allowance, the
+// configured fraction of its wait (tnp - now, which never exceeds its packet
+// gap), kept within [timer_slack, adaptive_slack_max]. Saturates at kNever.
+inline Time slack_deadline(Time tnp, Time now, const FqConfig& cfg) {
+  const Time wait = tnp > now ? tnp - now : 0;
+  Time allowance = cfg.adaptive_slack_max_ns;
+  // wait * ppm fits in 64 bits below 2^44 ns (about 4.9 hours); beyond, the maximum.
+  if (wait < (Time{1} << 44)) allowance = std::min<Time>(allowance, wait * cfg.adaptive_slack_ppm / kPpm);
+  allowance = std::max<Time>(allowance, cfg.timer_slack_ns);
+  return tnp + allowance < tnp ? kNever : tnp + allowance;
+}
+
+// The watchdog request when fq has nothing to send but throttled flows, due
+// from `first`: the kernel's [first, first + timer_slack] (keep rule of
+// docs/fq-rules.md#watchdog-range-rule), or with the adaptive slack
+// [first, `deadline`], the earliest deadline of the throttled flows.
+inline void arm(Watchdog& w, Time first, Time deadline, const FqConfig& cfg) {
+  if (!cfg.adaptive_slack()) {
+    w.schedule_range(first, cfg.timer_slack_ns);
+    return;
+  }
+  w.schedule_within(first, deadline > first ? deadline - first : 0);
 }
 
 // A band's credit after one refill (latest kernels' band rotation): plus its

@@ -150,6 +150,12 @@ class ThrottledSet {
     for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
   }
   std::size_t bytes() const { return (lane_.capacity() + heap_.capacity()) * sizeof(Entry); }
+  // Every entry, stale ones included, in no particular order.
+  template <class Fn>
+  void for_each(const Fn& fn) const {
+    for (std::size_t i = 0; i < lane_size_; ++i) fn(lane_[(lane_head_ + i) & lane_mask_]);
+    for (const Entry& e : heap_) fn(e);
+  }
 
  private:
   const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
@@ -208,6 +214,36 @@ class ThrottledSet {
   std::vector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
+  std::vector<Entry> heap_;
+};
+
+// The adaptive slack's deadlines (docs/fq-rules.md#adaptive-slack): a binary
+// min-heap of (deadline, throttle ticket, flow); an entry goes stale when its
+// flow leaves the throttled set and is dropped when it surfaces (or by
+// compaction), as in ThrottledSet. Only used when the extension is on.
+class DeadlineHeap {
+ public:
+  void push(Time deadline, std::uint64_t seq, std::uint32_t idx) {
+    heap_.push_back(Entry{deadline, seq, idx});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
+  bool empty() const { return heap_.empty(); }
+  const Entry& top() const { return heap_.front(); }
+  void pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    heap_.pop_back();
+  }
+  void clear() { heap_.clear(); }
+  std::size_t size() const { return heap_.size(); }
+  template <class Live>
+  void compact(const Live& live) {
+    std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
+    std::make_heap(heap_.begin(), heap_.end(), later);
+  }
+  std::size_t bytes() const { return heap_.capacity() * sizeof(Entry); }
+
+ private:
+  static bool later(const Entry& a, const Entry& b) { return before(b, a); }
   std::vector<Entry> heap_;
 };
 
@@ -615,11 +651,13 @@ class FqScheduler::Impl {
     age_append(i);
   }
 
-  UFQ_INLINE void set_throttled(std::uint32_t i) {
+  UFQ_INLINE void set_throttled(std::uint32_t i, Time now) {
     Flow* f = &flows_[i];
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
     delayed_.push(f->time_next_packet, seq, i);
+    if (adaptive_) [[unlikely]]
+      push_deadline(detail::slack_deadline(f->time_next_packet, now, cfg_), seq, i);
     set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;
@@ -685,7 +723,42 @@ class FqScheduler::Impl {
   }
 
   void arm_watchdog() {
-    if (time_next_delayed_flow_ != kNever) watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
+    if (time_next_delayed_flow_ == kNever) return;
+    if (!adaptive_) [[likely]] {
+      watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
+      return;
+    }
+    arm_adaptive();
+  }
+
+  // ------------------------------------------------ adaptive slack (ufq extension)
+  // docs/fq-rules.md#adaptive-slack: the window ends at the earliest deadline
+  // of the throttled flows (the same end as the reference's walk over the
+  // flows due inside the window: a deadline is never before its due time).
+  UFQ_COLD void arm_adaptive() {
+    while (!deadlines_.empty() && !live_deadline(deadlines_.top())) deadlines_.pop();
+    // No live flow (a stale due time after socket reuse): the fixed window.
+    const Time end = deadlines_.empty()
+                         ? detail::slack_deadline(time_next_delayed_flow_, time_next_delayed_flow_, cfg_)
+                         : deadlines_.top().t;
+    detail::arm(watchdog_, time_next_delayed_flow_, end, cfg_);
+  }
+  bool live_deadline(const Entry& e) const {
+    const Flow& f = flows_[e.idx];
+    return f.state == static_cast<std::uint8_t>(FlowState::throttled) && f.prev == static_cast<std::uint32_t>(e.seq);
+  }
+  UFQ_COLD void push_deadline(Time deadline, std::uint64_t seq, std::uint32_t i) {
+    if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+      deadlines_.compact([this](const Entry& e) { return live_deadline(e); });
+    deadlines_.push(deadline, seq, i);
+  }
+  // After change(): every throttled flow gets the floor, timer_slack, as its allowance.
+  void rebuild_deadlines() {
+    deadlines_.clear();
+    if (!adaptive_) return;
+    delayed_.for_each([this](const Entry& e) {
+      if (live(e)) deadlines_.push(detail::slack_deadline(e.t, e.t, cfg_), e.seq, e.idx);
+    });
   }
 
   Packet* dequeue(Time now) {
@@ -738,7 +811,7 @@ class FqScheduler::Impl {
       if (now + offload_ns_ < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(fi);
+        set_throttled(fi, now);
         continue;
       }
       dequeue_packet(f, p);
@@ -828,7 +901,7 @@ class FqScheduler::Impl {
       if (now < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(fi);
+        set_throttled(fi, now);
         continue;
       }
       mark_departure(p, now, tnp);
@@ -855,6 +928,7 @@ class FqScheduler::Impl {
     ce_threshold_ns_ = d.ce_threshold_ns;
     horizon_ns_ = d.horizon_ns;
     offload_ns_ = d.offload_ns;
+    adaptive_ = cfg.adaptive_slack();
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
     jiffy_start_ = jiffies_ = 0;
   }
@@ -870,6 +944,7 @@ class FqScheduler::Impl {
                         "unchanged (" + std::to_string(cfg_.max_flows) + ")");
     const std::uint8_t old_log = cfg_.buckets_log;
     apply(cfg);
+    rebuild_deadlines();
     if (cfg.buckets_log != old_log) resize(now);
     std::size_t n = 0;
     while (qlen_ > cfg_.limit) {
@@ -912,6 +987,7 @@ class FqScheduler::Impl {
   void reset(const PacketSink& sink) {
     purge(&internal_, sink);
     delayed_.clear();
+    deadlines_.clear();
     // Purge in the reference's order is not required: purged packets are
     // handed back, their order is not a scheduling decision.
     for (std::uint32_t i = 0; i < flows_.size(); ++i) {
@@ -952,7 +1028,7 @@ class FqScheduler::Impl {
   }
 
   std::size_t memory_bytes() const {
-    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes() + ooo_.bytes();
+    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes() + deadlines_.bytes() + ooo_.bytes();
   }
 
   // now / tick_ns_, with the division only when `now` leaves the cached tick
@@ -982,6 +1058,8 @@ class FqScheduler::Impl {
   unsigned band_nr_ = 0;
   Flow internal_;
   ThrottledSet delayed_;
+  DeadlineHeap deadlines_;  // adaptive slack only
+  bool adaptive_ = false;   // cfg_.adaptive_slack()
   std::uint64_t throttle_seq_ = 0;
   std::uint32_t age_head_ = kNil, age_tail_ = kNil;
   Time time_next_delayed_flow_ = kNever;

@@ -47,6 +47,7 @@ struct Flow {
   std::uint64_t key = 0;
   std::uint64_t age = 0;             // jiffies | 1 when it became detached
   Time time_next_packet = 0;
+  Time slack_deadline = 0;           // while throttled with the adaptive slack: the latest wake-up
   std::uint32_t socket_hash = 0;
   std::uint32_t qlen = 0;
   std::int32_t credit = 0;
@@ -455,7 +456,8 @@ class FqScheduler::Impl {
     age_append(f);
   }
 
-  void set_throttled(Flow* f) {
+  void set_throttled(Flow* f, Time now) {
+    if (cfg_.adaptive_slack()) f->slack_deadline = detail::slack_deadline(f->time_next_packet, now, cfg_);
     delayed_.insert(*f);
     f->state = FlowState::throttled;
     ++throttled_flows_;
@@ -490,9 +492,22 @@ class FqScheduler::Impl {
     }
   }
 
+  // docs/fq-rules.md#arming-the-watchdog; with the adaptive slack
+  // (#adaptive-slack) the window ends at the earliest deadline of the flows
+  // that become due inside it: walk them in due order until one is due after
+  // the end found so far (a deadline is never before its flow's due time).
   void arm_watchdog() {
-    if (time_next_delayed_flow_ != kNever)
-      watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
+    if (time_next_delayed_flow_ == kNever) return;
+    Time end = kNever;
+    if (cfg_.adaptive_slack()) {
+      for (const Flow& f : delayed_) {
+        if (f.time_next_packet > end) break;
+        end = std::min(end, f.slack_deadline);
+      }
+      // Only a stale due time (the flows left early, on socket reuse): the fixed window.
+      if (delayed_.empty()) end = detail::slack_deadline(time_next_delayed_flow_, time_next_delayed_flow_, cfg_);
+    }
+    detail::arm(watchdog_, time_next_delayed_flow_, end, cfg_);
   }
 
   Packet* dequeue(Time now) {
@@ -560,7 +575,7 @@ class FqScheduler::Impl {
       if (now + offload_ns_ < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(f);
+        set_throttled(f, now);
         continue;
       }
       // docs/fq-rules.md#sending-and-ce-marking
@@ -610,7 +625,7 @@ class FqScheduler::Impl {
       if (now < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
-        set_throttled(f);
+        set_throttled(f, now);
         continue;
       }
       mark_departure(p, now, tnp);
@@ -653,6 +668,10 @@ class FqScheduler::Impl {
                         "unchanged (" + std::to_string(cfg_.max_flows) + ")");
     const std::uint8_t old_log = cfg_.buckets_log;
     apply(cfg);
+    // docs/fq-rules.md#adaptive-slack: flows throttled before the change get
+    // the new floor, timer_slack, as their allowance.
+    if (cfg_.adaptive_slack())
+      for (Flow& f : delayed_) f.slack_deadline = detail::slack_deadline(f.time_next_packet, f.time_next_packet, cfg_);
     if (cfg.buckets_log != old_log) resize(old_log, now);
     // Lowering the limit: remove what dequeue would send (throttled packets cannot be).
     std::size_t n = 0;

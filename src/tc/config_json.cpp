@@ -167,6 +167,8 @@ class OptionsReader {
     if (key == "refill_delay") return u32(key, v, cfg_.refill_delay_us);
     if (key == "ce_threshold") return u32(key, v, cfg_.ce_threshold_us);
     if (key == "timer_slack") return u32(key, v, cfg_.timer_slack_ns);
+    if (key == "ufq_adaptive_slack_ppm") return u32(key, v, cfg_.adaptive_slack_ppm);
+    if (key == "ufq_adaptive_slack_max") return u32(key, v, cfg_.adaptive_slack_max_ns);
     if (key == "buckets") {
       constexpr std::uint64_t kMax = std::uint64_t{1} << 31;
       const std::string form = "a power of two 1..2147483648 (the kernel takes 2..262144)";
@@ -214,7 +216,8 @@ class OptionsReader {
                      "a known fq option key (limit, flow_limit, buckets, quantum, "
                      "initial_quantum, maxrate, defrate, pacing, refill_delay, orphan_mask, "
                      "low_rate_threshold, ce_threshold, timer_slack, horizon, horizon_drop, "
-                     "horizon_cap, bands, priomap, weights, offload_horizon)");
+                     "horizon_cap, bands, priomap, weights, offload_horizon; ufq extensions: "
+                     "ufq_adaptive_slack_ppm, ufq_adaptive_slack_max)");
   }
 
   FqConfig cfg_;

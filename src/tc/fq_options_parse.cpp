@@ -23,6 +23,9 @@ constexpr std::string_view kTimeUsForm =
 constexpr std::string_view kTimeNsForm =
     "a time 0..4294967295ns (unit s, ms, us or ns; no unit = ns; e.g. 10us)";
 
+constexpr std::string_view kFractionForm =
+    "off, or a fraction of a flow's wait 0.0001%..100% (e.g. 10%, or 0.1)";
+
 Error syntax_error(std::string_view keyword, std::string_view value, std::string_view expected,
                    std::string message) {
   return Error{Error::Kind::syntax, std::string(keyword), std::string(value),
@@ -165,6 +168,42 @@ class FqParser {
     return std::nullopt;
   }
 
+  // `adaptive_slack FRACTION|off [max TIME]`, a ufq
+  // extension (docs/fq-rules.md#adaptive-slack). validate() refuses it for a
+  // kernel level that cannot have it (5.7).
+  MaybeError adaptive_slack(std::string_view keyword) {
+    MaybeError err;
+    const auto word = next(keyword, kFractionForm, err);
+    if (!word) return err;
+    if (*word == "off" || *word == "0") {
+      cfg_.adaptive_slack_ppm = 0;
+    } else {
+      std::string_view number = *word;
+      double scale = 1e6;  // a plain fraction
+      if (!number.empty() && number.back() == '%') {
+        number.remove_suffix(1);
+        scale = 1e4;
+      }
+      const auto value = parse_time_value(number, TimeUnit::ns);  // a plain decimal number
+      if (!value || number.empty() || !std::isdigit(static_cast<unsigned char>(number.back())))
+        return illegal(keyword, *word, kFractionForm);
+      const double ppm = std::round(*value * scale);
+      if (!(ppm >= 1.0 && ppm <= 1e6)) return out_of_range(keyword, *word, kFractionForm);
+      cfg_.adaptive_slack_ppm = static_cast<std::uint32_t>(ppm);
+    }
+    if (pos_ < words_.size() && words_[pos_] == "max") {
+      ++pos_;
+      const auto max = next("adaptive_slack max", kTimeNsForm, err);
+      if (!max) return err;
+      const auto t = parse_time_value(*max, TimeUnit::ns);
+      if (!t) return illegal("adaptive_slack max", *max, kTimeNsForm);
+      const double ns = std::trunc(*t);
+      if (!(ns >= 0.0 && ns <= 4294967295.0)) return out_of_range("adaptive_slack max", *max, kTimeNsForm);
+      cfg_.adaptive_slack_max_ns = static_cast<std::uint32_t>(ns);
+    }
+    return std::nullopt;
+  }
+
   MaybeError bands(std::string_view keyword) {
     if (seen_bands_) return syntax_error(keyword, "", "bands given once", "Duplicate \"bands\"");
     seen_bands_ = true;
@@ -259,6 +298,7 @@ class FqParser {
     if (kw == "refill_delay") return time_us(kw, cfg_.refill_delay_us);
     if (kw == "ce_threshold") return time_us(kw, cfg_.ce_threshold_us);
     if (kw == "timer_slack") return timer_slack(kw);
+    if (kw == "adaptive_slack") return adaptive_slack(kw);
     if (kw == "horizon" || kw == "offload_horizon") {
       if (auto err = time_us(kw, v)) return err;
       if (!latest())
@@ -304,7 +344,8 @@ std::string_view fq_usage() {
          "[ maxrate RATE ] [ buckets NUMBER ] [ [no]pacing ] [ refill_delay TIME ] "
          "[ low_rate_threshold RATE ] [ orphan_mask MASK ] [ timer_slack TIME ] "
          "[ ce_threshold TIME ] [ horizon TIME ] [ horizon_{cap|drop} ] "
-         "[ bands 3 priomap P0 .. P15 ] [ weights W0 W1 W2 ] [ offload_horizon TIME ]";
+         "[ bands 3 priomap P0 .. P15 ] [ weights W0 W1 W2 ] [ offload_horizon TIME ] "
+         "[ adaptive_slack FRACTION [ max TIME ] ]";
 }
 
 Expected<FqConfig> parse_fq_options(std::span<const std::string> words, const FqConfig& base,

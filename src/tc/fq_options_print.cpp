@@ -88,6 +88,13 @@ std::string format_fq_options(const FqConfig& cfg) {
     out += cfg.horizon_drop ? "horizon_drop " : "horizon_cap ";
     field("offload_horizon", format_time_us(cfg.offload_horizon_us));
   }
+  // ufq extensions, after everything a kernel reports, behind a marker word
+  // no tc prints (docs/features.md#ufq-extensions).
+  if (cfg.adaptive_slack()) {
+    out += "ufq_extension ";
+    field("adaptive_slack", format_ppm_percent(cfg.adaptive_slack_ppm));
+    field("max", format_time64_ns(cfg.adaptive_slack_max_ns));
+  }
   return out;
 }
 
@@ -116,6 +123,12 @@ std::string fq_options_json(const FqConfig& cfg) {
     j[cfg.horizon_drop ? "horizon_drop" : "horizon_cap"] = nullptr;
     j["offload_horizon"] = cfg.offload_horizon_us;
   }
+  // ufq extensions: keys no kernel reports, prefixed "ufq_", in raw units.
+  // (max also when off but not the default, so that nothing is lost).
+  const FqConfig d;
+  if (cfg.adaptive_slack()) j["ufq_adaptive_slack_ppm"] = cfg.adaptive_slack_ppm;
+  if (cfg.adaptive_slack() || cfg.adaptive_slack_max_ns != d.adaptive_slack_max_ns)
+    j["ufq_adaptive_slack_max"] = cfg.adaptive_slack_max_ns;
   return j.dump();
 }
 
@@ -157,6 +170,10 @@ std::vector<std::string> fq_options_args(const FqConfig& cfg) {
       w.emplace_back(cfg.horizon_drop ? "horizon_drop" : "horizon_cap");
     if (cfg.offload_horizon_us != d.offload_horizon_us)
       add("offload_horizon", exact_time_us(cfg.offload_horizon_us));
+  }
+  if (cfg.adaptive_slack() || cfg.adaptive_slack_max_ns != d.adaptive_slack_max_ns) {
+    add("adaptive_slack", cfg.adaptive_slack() ? format_ppm_percent(cfg.adaptive_slack_ppm) : "off");
+    add("max", exact_time_ns(cfg.adaptive_slack_max_ns));
   }
   return w;
 }

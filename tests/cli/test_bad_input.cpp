@@ -204,6 +204,13 @@ Table sim_table() {
   t.add({"--csv", {"sim", "-q", "--duration", "1ms", "--csv", "x.csv"}, {"--csv \"x.csv\"", "--traffic csv"}});
   t.values("--flow-lifetime", kTimeGarbage + std::vector<std::string>{"0", "999us", "86401s"}, "1ms to 86400s",
            {"sim", "-q", "--traffic", "churn"});
+  t.values("--fast-flows", kGarbage + std::vector<std::string>{"-1", "1.5", "10000001", "99999999999999999999"},
+           "0 to 10000000", {"sim", "-q", "--traffic", "mixed"});
+  for (const char* gap : {"--fast-gap", "--slow-gap"})
+    t.values(gap, kTimeGarbage + std::vector<std::string>{"0", "99ns", "3601s"}, "100ns to 3600s",
+             {"sim", "-q", "--traffic", "mixed"});
+  for (const char* mixed : {"--fast-flows", "--fast-gap", "--slow-gap"})
+    t.add({mixed, {"sim", "-q", "--duration", "1ms", mixed, "1"}, {mixed, "--traffic mixed"}});
   // An option the traffic model would ignore (--duration 1ms: accepted, it would print a run).
   t.add({"--pcap", {"sim", "-q", "--duration", "1ms", "--pcap", "x.pcap"}, {"--pcap \"x.pcap\"", "--traffic edt"}});
   t.add({"--pcap",
@@ -421,6 +428,18 @@ Table fq_table() {
   t.add({"weights", {"show", "fq", "weights", "65536", "65536"}, {"weights"}});
   t.add({"weights", {"show", "fq", "weights"}, {"weights"}});
   t.add({"weights", {"sim", "-q", "fq", "weights", "1", "2", "3"}, {"weight"}});
+  // The adaptive slack (a ufq extension): bad fractions, a bad or missing max,
+  // max below timer_slack, and a kernel level that cannot have it (ufq sim's
+  // default compat is 5.7).
+  for (const auto& v : kGarbage + kHuge + std::vector<std::string>{"101%", "1.5", "0.00001%", "-1%", "10ms"})
+    t.add({"adaptive_slack", {"show", "fq", "adaptive_slack", v}, {"adaptive_slack"}});
+  t.add({"adaptive_slack", {"show", "fq", "adaptive_slack"}, {"adaptive_slack"}});
+  t.add({"adaptive_slack", {"show", "--compat", "5.7", "fq", "adaptive_slack", "10%"}, {"adaptive_slack", "10%", "5.7"}});
+  t.add({"adaptive_slack", {"sim", "-q", "fq", "adaptive_slack", "10%"}, {"adaptive_slack", "10%", "5.7"}});
+  for (const auto& v : kGarbage + std::vector<std::string>{"18446744073709551616", "1e300s", "5s"})
+    t.add({"max", {"show", "fq", "adaptive_slack", "10%", "max", v}, {"max"}});
+  t.add({"max", {"show", "fq", "adaptive_slack", "10%", "max"}, {"max"}});
+  t.add({"max", {"show", "fq", "timer_slack", "50us", "adaptive_slack", "10%", "max", "10us"}, {"max", "10000ns"}});
   t.add({"", {"show", "fq", "bogus"}, {"bogus"}});
   t.add({"", {"show", "fq", ""}, {"fq"}});
   t.add({"", {"show", "fq", "limit", "10", "limit", "abc"}, {"limit"}});

@@ -482,12 +482,24 @@ class Checker {
       return;
     }
     expect(w.queued, "nothing sent, throttled flows, and no watchdog queued");
-    expect(w.soft >= tndf && w.soft - tndf <= cfg.timer_slack_ns, [&] {
+    // The window's width: timer_slack, or with the adaptive slack
+    // (docs/fq-rules.md#adaptive-slack) from timer_slack up to the earliest
+    // flow's due time plus the maximum.
+    const auto sat = [](Time a, Time b) { return a + b < a ? kNever : a + b; };
+    const Time widest = cfg.adaptive_slack() ? sat(earliest, cfg.adaptive_slack_max_ns) - tndf : cfg.timer_slack_ns;
+    expect(w.soft >= tndf && w.soft - tndf <= widest, [&] {
       return std::string("watchdog soft expiry " + std::to_string(w.soft) + " outside [" + std::to_string(tndf) +
-                         ", +" + std::to_string(cfg.timer_slack_ns) + "]");
+                         ", +" + std::to_string(widest) + "]");
     });
     expect(w.requests == before.requests + 1, "nothing sent, throttled flows, and not one watchdog request");
-    if (w.arms != before.arms) {
+    if (cfg.adaptive_slack()) {
+      expect(w.hard <= sat(tndf, widest), "watchdog hard expiry past the earliest flow's maximum allowance");
+      if (w.arms != before.arms)
+        expect(w.arms == before.arms + 1 && w.soft == tndf && w.hard >= sat(tndf, cfg.timer_slack_ns),
+               [&] { return std::string("watchdog re-armed off [tndf, tndf + timer_slack .. max]"); });
+      else
+        expect(before.queued && w.soft == before.soft && w.hard == before.hard, "watchdog kept but changed");
+    } else if (w.arms != before.arms) {
       const Time hard = tndf + cfg.timer_slack_ns < tndf ? kNever : tndf + cfg.timer_slack_ns;
       expect(w.arms == before.arms + 1 && w.soft == tndf && w.hard == hard,
              [&] { return std::string("watchdog re-armed off [tndf, tndf + slack]"); });

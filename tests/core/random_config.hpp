@@ -37,7 +37,7 @@ inline Rate random_rate(Source& s) {
 
 // One tc-settable field of `c`, chosen by `field` (0..kTcFields-1), set to a
 // random valid value for c's compat and surroundings.
-inline constexpr unsigned kTcFields = 18;
+inline constexpr unsigned kTcFields = 19;
 inline void random_tc_field(FqConfig& c, unsigned field, Source& s) {
   const bool latest = c.compat == Compat::latest;
   switch (field) {
@@ -74,6 +74,7 @@ inline void random_tc_field(FqConfig& c, unsigned field, Source& s) {
       break;
     case 11:
       c.timer_slack_ns = s.chance(60) ? s.one_of<std::uint32_t>({0, 1, 10'000, 50'000, 1'000'000}) : s.u32();
+      if (c.adaptive_slack() && c.adaptive_slack_max_ns < c.timer_slack_ns) c.adaptive_slack_max_ns = c.timer_slack_ns;
       break;
     case 12:
       c.horizon_us = s.chance(60) ? s.one_of<std::uint32_t>({0, 1, 1000, 1'000'000, 10'000'000, UINT32_MAX}) : s.u32();
@@ -97,6 +98,16 @@ inline void random_tc_field(FqConfig& c, unsigned field, Source& s) {
       else
         c.offload_horizon_us = s.chance(50) ? s.one_of<std::uint32_t>({0, c.max_offload_horizon_us})
                                             : static_cast<std::uint32_t>(s.between(0, c.max_offload_horizon_us));
+      break;
+    case 17:  // the adaptive slack, a ufq extension: latest only (docs/fq-rules.md#adaptive-slack)
+      if (!latest) break;
+      c.adaptive_slack_ppm = s.chance(25)   ? 0
+                             : s.chance(60) ? s.one_of<std::uint32_t>({1, 10'000, 100'000, 250'000, 500'000, kPpm})
+                                            : static_cast<std::uint32_t>(s.between(1, kPpm));
+      c.adaptive_slack_max_ns =
+          s.chance(60) ? s.one_of<std::uint32_t>({c.timer_slack_ns, 100'000, 1'000'000, 10'000'000, UINT32_MAX})
+                       : static_cast<std::uint32_t>(s.between(c.timer_slack_ns, UINT32_MAX));
+      if (c.adaptive_slack_max_ns < c.timer_slack_ns) c.adaptive_slack_max_ns = c.timer_slack_ns;
       break;
     default:
       // The device may change its max offload horizon too; keep offload valid.
@@ -143,7 +154,7 @@ inline FqConfig random_invalid_change(const FqConfig& cur, Source& s) {
   FqConfig c = cur;
   const bool latest = c.compat == Compat::latest;
   for (;;) {
-    switch (s.next(10)) {
+    switch (s.next(11)) {
       case 0: c.buckets_log = static_cast<std::uint8_t>(s.coin() ? 0 : s.between(kMaxBucketsLog + 1, 255)); return c;
       case 1: c.quantum = s.coin() ? 0 : static_cast<std::uint32_t>(s.between(kMaxQuantum + 1, UINT32_MAX)); return c;
       case 2: c.hz = s.coin() ? 0 : static_cast<std::uint32_t>(s.between(100001, UINT32_MAX)); return c;
@@ -162,6 +173,15 @@ inline FqConfig random_invalid_change(const FqConfig& cur, Source& s) {
         if (!latest) break;
         c.weights[s.next(kBands)] =
             static_cast<std::int32_t>(s.coin() ? s.next(kMinWeight) : s.between(0x80000000ULL, UINT32_MAX));
+        return c;
+      case 9:  // the adaptive slack: a fraction above 100 %, or a max below timer_slack
+        if (!latest) break;
+        if (s.coin() || c.timer_slack_ns == 0) {
+          c.adaptive_slack_ppm = static_cast<std::uint32_t>(s.between(kPpm + 1, UINT32_MAX));
+        } else {
+          c.adaptive_slack_ppm = static_cast<std::uint32_t>(s.between(1, kPpm));
+          c.adaptive_slack_max_ns = static_cast<std::uint32_t>(s.next(c.timer_slack_ns));
+        }
         return c;
       default:
         if (!latest || c.max_offload_horizon_us == UINT32_MAX) break;

@@ -27,6 +27,12 @@ const Variant kVariants[] = {
     {"max_flows", [](FqConfig& c) { c.max_flows = 12; }},
     {"offload", [](FqConfig& c) { c.max_offload_horizon_us = 1000; c.offload_horizon_us = 200; }},
     {"no_pacing_quantum", [](FqConfig& c) { c.pacing = false; c.quantum = 600; c.initial_quantum = 0; }},
+    // A ufq extension, latest only (docs/fq-rules.md#adaptive-slack); 5.7 runs the defaults here.
+    {"adaptive_slack", [](FqConfig& c) {
+       if (c.compat != Compat::latest) return;
+       c.adaptive_slack_ppm = 250'000;
+       c.adaptive_slack_max_ns = 1'000'000;
+     }},
 };
 
 void run_case(Compat compat, std::uint32_t slack, const Variant& v, std::uint64_t seed, std::size_t ops,
@@ -93,13 +99,14 @@ TEST(Differential, FastEqualsReferenceEverywhere) {
 // reference also passes the invariant checker after every operation.
 TEST(Differential, RandomConfigurations) {
   FqStats total;
-  std::size_t refused = 0, accepted = 0, wakes = 0, old_kernel = 0;
+  std::size_t refused = 0, accepted = 0, wakes = 0, old_kernel = 0, adaptive = 0;
   for (std::uint64_t seed = 1000; seed < 1040; ++seed) {
     SCOPED_TRACE(seed);
     Prng src(seed);
     const FqConfig cfg = diff::random_config(src);
     ASSERT_FALSE(validate(cfg).has_value()) << validate(cfg)->what();
     old_kernel += cfg.compat == Compat::linux_5_7;
+    adaptive += cfg.adaptive_slack();
     diff::Rig rig(cfg, src, [](const std::string& what) { ADD_FAILURE() << what; }, 16, 512);
     rig.run(3000);
     ASSERT_FALSE(rig.failed());
@@ -115,6 +122,7 @@ TEST(Differential, RandomConfigurations) {
     total.fastpath_packets += s.fastpath_packets;
   }
   EXPECT_GT(old_kernel, 0U);
+  EXPECT_GT(adaptive, 0U);
   EXPECT_GT(refused, 0U);
   EXPECT_GT(accepted, 0U);
   EXPECT_GT(wakes, 0U);

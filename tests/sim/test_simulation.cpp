@@ -202,7 +202,7 @@ TEST(Simulation, RefusalsNameTheSettingInTheLibrarysWords) {
   add([](SimConfig& c) { c.cpus = 4; }, "cpus", "cpus 4: expected at least queues (8)");
   add([](SimConfig& c) { c.duration = 0; }, "duration", "duration 0ns: expected a time from 1ns to 3600s");
   add([](SimConfig& c) { c.traffic = "nope"; }, "traffic",
-      "traffic nope: expected bulk, churn, csv, edt, maxrate, onoff, pcap or rate");
+      "traffic nope: expected bulk, churn, csv, edt, maxrate, mixed, onoff, pcap or rate");
   add([](SimConfig& c) {
         c.traffic = "onoff";
         c.traffic_settings["on"] = Time{10};

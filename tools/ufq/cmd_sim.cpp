@@ -106,6 +106,17 @@ std::string read_model_options(const SimArgs& a, const sim::TrafficModelInfo& mo
       case sim::TrafficParam::Type::file:
         cfg.traffic_settings[p.name] = given->second;
         break;
+      case sim::TrafficParam::Type::count: {
+        const std::string& w = given->second;
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long n = w.empty() || w[0] == '-' ? 0 : std::strtoull(w.c_str(), &end, 10);
+        if (w.empty() || w[0] == '-' || !end || *end != '\0' || errno == ERANGE)
+          return "--" + p.name + " \"" + w + "\": expected an integer from " + std::to_string(p.min) + " to " +
+                 std::to_string(p.max) + " (e.g. " + std::to_string(p.default_time) + ")";
+        cfg.traffic_settings[p.name] = static_cast<Time>(n);
+        break;
+      }
     }
   }
   return "";
@@ -227,8 +238,9 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
     std::vector<std::string> w = words;
     if (!values.empty()) {
       if (values[i].empty()) return fail("--compare \"" + a.compare + "\": empty value");
+      // A value may carry more fq words after a space ("1us adaptive_slack 25%").
       w.push_back(key);
-      w.push_back(values[i]);
+      for (std::string& word : tc::split_words(values[i])) w.push_back(std::move(word));
     }
     auto parsed = tc::parse_fq_options(w, base);
     if (!parsed)
@@ -371,6 +383,9 @@ void add_sim_command(Commands& commands) {
       if (p.type == sim::TrafficParam::Type::time)
         help += " (" + sim::format_time(p.min) + " to " + sim::format_time(p.max) + ", default " +
                 sim::format_time(p.default_time) + ")";
+      if (p.type == sim::TrafficParam::Type::count)
+        help += " (" + std::to_string(p.min) + " to " + std::to_string(p.max) + ", default " +
+                std::to_string(p.default_time) + ")";
       sub->add_option("--" + p.name, a->model_options[p.name], help);
     }
   }

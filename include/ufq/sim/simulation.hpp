@@ -114,6 +114,18 @@ struct Sample {
   std::uint64_t rss_kb = 0;  // the process's resident set at `end`, 0 = not measured (not deterministic)
 };
 
+// The lateness of one class of flows (TrafficSource::lateness_classes).
+struct ClassLateness {
+  std::string name;
+  Time gap = 0;               // the class's packet gap, ns
+  std::uint32_t flows = 0;
+  Histogram lateness;         // departure - due, ns, over the class's packets
+  // A quantile of the lateness as a fraction of the gap.
+  double of_gap(double q) const {
+    return gap ? static_cast<double>(lateness.quantile(q)) / static_cast<double>(gap) : 0;
+  }
+};
+
 struct SimResult {
   SimConfig config;
   std::vector<Sample> samples;
@@ -122,6 +134,7 @@ struct SimResult {
   double flow_rate_error_max = 0;   // max over flows of |achieved - target| / target
   double flow_rate_error_mean = 0;
   Histogram lateness;               // departure - due, ns
+  std::vector<ClassLateness> classes;  // per class of flows, when the traffic model has classes
   Histogram batch;                  // packets per qdisc run that sent any
   std::uint64_t runs_sending = 0;
   FqStats qdisc;                    // summed over the transmit queues

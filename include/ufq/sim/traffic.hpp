@@ -85,17 +85,18 @@ class SimConfigError : public std::invalid_argument {
 // One setting of a traffic model, as the model declares it.
 struct TrafficParam {
   enum class Type : std::uint8_t {
-    time,  // a duration in ns, within [min, max]
-    file,  // a path to read (required: no default)
+    time,   // a duration in ns, within [min, max]
+    file,   // a path to read (required: no default)
+    count,  // a whole number within [min, max] (default_time, min and max hold numbers)
   };
   std::string name{};  // lower case, words joined by '-': "on", "flow-lifetime", "csv"
   Type type = Type::time;
   std::string help{};
-  Time default_time = 0;  // Type::time
-  Time min = 0, max = 0;  // Type::time: the accepted range
+  Time default_time = 0;  // Type::time (Type::count: the default number)
+  Time min = 0, max = 0;  // Type::time and Type::count: the accepted range
 };
 
-// A setting's value: a time (ns) or a path.
+// A setting's value: a time (ns) or a number, or a path.
 using TrafficValue = std::variant<Time, std::string>;
 // The models' settings of one run, by name; a model's setting not given takes
 // its declared default.
@@ -124,6 +125,16 @@ struct TrafficFlow {
   // Which life of this slot the flow is in (TrafficHost::renew); its packets
   // carry it, so one of an ended flow no longer counts against its successor.
   std::uint32_t generation = 0;
+  // Which of the source's lateness_classes() the flow's lateness is recorded
+  // in, counting from 1; 0 = none.
+  std::uint32_t lateness_class = 0;
+};
+
+// A group of flows whose lateness the run reports apart, as a fraction of
+// their common packet gap (TrafficSource::lateness_classes).
+struct LatenessClass {
+  std::string name;  // "fast", "slow"
+  Time gap = 0;      // the flows' packet gap (ns)
 };
 
 // What the simulation offers a model while it runs.
@@ -176,6 +187,9 @@ class TrafficSource {
     (void)f;
     (void)host;
   }
+  // The classes TrafficFlow::lateness_class refers to (none by default).
+  // Called once, after every init().
+  virtual std::vector<LatenessClass> lateness_classes() const { return {}; }
   // A wake `f` asked for (TrafficHost::wake_at) is due.
   virtual void wake(TrafficFlow& f, TrafficHost& host) {
     (void)f;

@@ -28,6 +28,9 @@
 //   priomap, "priomap "  16 integers 0..2 (tc's key has a trailing space;
 //                        both spellings are accepted, not both at once)
 //   weights, "weights "  3 integers 16384..2147483647 (same two spellings)
+//   ufq_adaptive_slack_ppm  a ufq extension (docs/features.md#ufq-extensions):
+//                        parts per million 0..1000000 (0 = off; latest only)
+//   ufq_adaptive_slack_max  nanoseconds, at least timer_slack when on
 // Keys the kernel selected by compat does not know (5.7: horizon,
 // horizon_drop, horizon_cap, bands, priomap, weights, offload_horizon) are
 // checked and then ignored, as that kernel ignores them.

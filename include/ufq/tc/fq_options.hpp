@@ -71,12 +71,16 @@ FqConfig dumped_config(const FqConfig& cfg);
 //   linux_5_7: no bands/priomap/weights, horizon, horizon_drop/cap, offload_horizon.
 // maxrate is omitted when unlimited, ce_threshold when 4294967295 us,
 // low_rate_threshold when 0; `nopacing` appears only when pacing is off.
+// ufq extensions, which no tc prints, follow everything else behind the word
+// `ufq_extension` (`ufq_extension adaptive_slack 10% max 1ms `).
 std::string format_fq_options(const FqConfig& cfg);
 
 // The "options" object of `tc -j qdisc show`: same fields and order, raw
 // kernel units (bytes, bytes/s, us; ns for timer_slack), "pacing": false only
 // when off, the array keys "priomap " and "weights " with tc's trailing space,
-// and "horizon_drop"/"horizon_cap" as null. Returned as compact JSON text
+// and "horizon_drop"/"horizon_cap" as null; ufq extensions as keys starting
+// "ufq_" ("ufq_adaptive_slack_ppm", "ufq_adaptive_slack_max" in ns; the max
+// also when off but not the default, as the exact words keep it too). Returned as compact JSON text
 // (no spaces), so that this header needs no JSON library.
 std::string fq_options_json(const FqConfig& cfg);
 

@@ -59,6 +59,9 @@ std::string summary(const SimResult& r) {
                      t.n.timer_interrupts ? static_cast<double>(t.n.packets) / static_cast<double>(t.n.timer_interrupts) : 0.0);
   out += fmt::format("lateness (departure - due): p50 {} ns, p99 {} ns, max {} ns\n", r.lateness.quantile(0.5),
                      r.lateness.quantile(0.99), r.lateness.max());
+  for (const ClassLateness& k : r.classes)
+    out += fmt::format("lateness of {} flows ({}, gap {} ns) as a fraction of the gap: p50 {:.4f}, p99 {:.4f}, max {:.4f}\n",
+                       k.name, k.flows, k.gap, k.of_gap(0.5), k.of_gap(0.99), k.of_gap(1.0));
   out += fmt::format("cpu: sy {:.1f}% of {} cpus\n", r.cpu_sys_pct(), r.config.cpus);
   return out;
 }
@@ -138,6 +141,13 @@ std::string compare_table(const std::vector<std::string>& labels, const std::vec
   row("lateness p50 (us)", [](const SimResult& r) { return static_cast<double>(r.lateness.quantile(0.5)) / 1e3; }, " {:>16.2f}");
   row("lateness p99 (us)", [](const SimResult& r) { return static_cast<double>(r.lateness.quantile(0.99)) / 1e3; }, " {:>16.2f}");
   row("lateness max (us)", [](const SimResult& r) { return static_cast<double>(r.lateness.max()) / 1e3; }, " {:>16.2f}");
+  // Per class of flows (a traffic model with classes, e.g. mixed), as a fraction of the class's gap.
+  for (std::size_t k = 0; !runs.empty() && k < runs[0].classes.size(); ++k)
+    for (const double q : {0.5, 0.99}) {
+      const auto name = fmt::format("{} p{:.0f} / gap", runs[0].classes[k].name, q * 100);
+      row(name.c_str(), [k, q](const SimResult& r) { return k < r.classes.size() ? r.classes[k].of_gap(q) : 0.0; },
+          " {:>16.4f}");
+    }
   return out;
 }
 
@@ -172,6 +182,19 @@ std::string to_json(const SimResult& r, const std::string& label) {
                       {"p99", r.lateness.quantile(0.99)},
                       {"max", r.lateness.max()},
                       {"mean", r.lateness.mean()}};
+  if (!r.classes.empty()) {
+    auto& classes = j["lateness_classes"] = nlohmann::ordered_json::array();
+    for (const ClassLateness& k : r.classes)
+      classes.push_back({{"name", k.name},
+                         {"flows", k.flows},
+                         {"gap_ns", k.gap},
+                         {"p50_ns", k.lateness.quantile(0.5)},
+                         {"p99_ns", k.lateness.quantile(0.99)},
+                         {"max_ns", k.lateness.max()},
+                         {"p50_of_gap", k.of_gap(0.5)},
+                         {"p99_of_gap", k.of_gap(0.99)},
+                         {"max_of_gap", k.of_gap(1.0)}});
+  }
   j["packets_offered"] = r.packets_offered;
   j["packets_sent"] = r.packets_sent;
   j["packets_dropped"] = r.packets_dropped;
@@ -185,14 +208,16 @@ std::string to_json(const SimResult& r, const std::string& label) {
                    {"seed", c.seed},
                    {"queues", c.queues},
                    {"cpus", c.cpus}};
-  // The model's own settings: times as <name>_s, files by path.
+  // The model's own settings: times as <name>_s, counts as <name>, files by path.
   if (const TrafficModelInfo* m = find_traffic_model(c.traffic))
     for (const TrafficParam& p : m->params) {
       std::string key = p.name;
       for (char& ch : key)
         if (ch == '-') ch = '_';
       const TrafficValue v = traffic_setting(*m, c.traffic_settings, p.name);
-      if (const Time* ns = std::get_if<Time>(&v))
+      if (const Time* n = std::get_if<Time>(&v); n && p.type == TrafficParam::Type::count)
+        j["workload"][key] = *n;
+      else if (const Time* ns = std::get_if<Time>(&v))
         j["workload"][key + "_s"] = static_cast<double>(*ns) / 1e9;
       else
         j["workload"][key] = std::get<std::string>(v);

@@ -11,6 +11,7 @@
 #include <bit>
 #include <numeric>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "bench_config.hpp"
@@ -95,6 +96,91 @@ void BM_Paced(benchmark::State& state) {
 template <class S>
 void BM_PacedShuffled(benchmark::State& state) {
   BM_PacedOrder<S, true>(state);
+}
+
+// The batched calls, or for the baselines (binary heap, FIFO floor), which
+// have none, the single calls in a plain loop: the same harness for all.
+template <class S>
+void enqueue_burst(S& fq, std::span<ufq::Packet* const> in, ufq::Time now, std::span<ufq::Verdict> verdicts) {
+  if constexpr (kBaseline<S>) {
+    for (ufq::Packet* p : in) benchmark::DoNotOptimize(fq.enqueue(*p, now));
+  } else {
+    benchmark::DoNotOptimize(fq.enqueue_burst(in, now, verdicts));
+  }
+}
+template <class S>
+std::size_t dequeue_burst(S& fq, ufq::Time now, std::span<ufq::Packet*> out) {
+  if constexpr (kBaseline<S>) {
+    std::size_t n = 0;
+    for (; n < out.size(); ++n) {
+      ufq::Packet* p = fq.dequeue(now);
+      if (!p) break;
+      out[n] = p;
+    }
+    return n;
+  } else {
+    return fq.dequeue_burst(now, out);
+  }
+}
+
+// BM_Paced's flows and arrivals (one packet per microsecond, each flow paced
+// by EDT, round robin or shuffled as in BM_PacedOrder) as a pacer thread with
+// a burst interface sees them: it wakes every `burst` arrivals, enqueues them
+// in one enqueue_burst and sends what is due in dequeue_burst calls of up to
+// 64 packets (the driver loop's bulk). Per packet: one wake-up's time over
+// the packets it enqueued (as many as it sends, in the steady state).
+template <class S, bool kShuffled>
+void BM_PacedOrderBurst(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  const auto burst = static_cast<std::size_t>(state.range(1));
+  S fq = make<S>(config_for(flows, 10000));
+  std::vector<ufq::FlowOwner> owners(flows);
+  for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
+  std::array<std::vector<std::uint32_t>, 2> order;
+  if constexpr (kShuffled) {
+    std::mt19937_64 rng(42);
+    for (auto& o : order) {
+      o.resize(flows);
+      std::iota(o.begin(), o.end(), 0U);
+      std::shuffle(o.begin(), o.end(), rng);
+    }
+  }
+  std::vector<ufq::Packet> ring((kShuffled ? 3 : 2) * flows + 2 * burst + 16);
+  std::vector<ufq::Packet*> in(burst);
+  std::vector<ufq::Verdict> verdicts(burst);
+  std::array<ufq::Packet*, 64> out{};
+  std::size_t next = 0, f = 0, round = 0;
+  ufq::Time now = 1'000'000'000;
+  const ufq::Time gap = flows * 1000;
+  auto wake = [&] {
+    for (std::size_t k = 0; k < burst; ++k) {
+      ufq::Packet& p = ring[next];
+      next = next + 1 == ring.size() ? 0 : next + 1;
+      fill(p, 1514, kShuffled ? &owners[order[round & 1][f]] : &owners[f], now + k * 1000 + gap);
+      if (++f == flows) {
+        f = 0;
+        ++round;
+      }
+      in[k] = &p;
+    }
+    now += burst * 1000;
+    enqueue_burst(fq, in, now, verdicts);
+    while (dequeue_burst(fq, now, out) == out.size()) {
+    }
+    benchmark::DoNotOptimize(out.data());
+  };
+  for (std::size_t i = 0; i < (2 * flows + 1000) / burst; ++i) wake();
+  for (auto _ : state) wake();
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * burst));
+}
+
+template <class S>
+void BM_PacedBurst(benchmark::State& state) {
+  BM_PacedOrderBurst<S, false>(state);
+}
+template <class S>
+void BM_PacedShuffledBurst(benchmark::State& state) {
+  BM_PacedOrderBurst<S, true>(state);
 }
 
 // When a pacer thread that sleeps on the scheduler's timer wakes up: the
@@ -295,6 +381,9 @@ void BM_Memory(benchmark::State& state) {
 UFQ_BENCH4(BM_Paced, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
 UFQ_BENCH4(BM_PacedTimer, ->ArgsProduct({{1, 1000, 100000, 1000000}, {0, 10000}}));
 UFQ_BENCH4(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
+// Burst of 32 arrivals per wake-up (the batched calls); 8 in the full suite.
+UFQ_BENCH4(BM_PacedBurst, ->ArgsProduct({{1000, 100000, 1000000}, {8, 32}}));
+UFQ_BENCH4(BM_PacedShuffledBurst, ->ArgsProduct({{1000, 100000, 1000000}, {8, 32}}));
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, Reference)->Arg(1000)->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_Lookup, Fast)->Arg(1000)->Arg(1000000);

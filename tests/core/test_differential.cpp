@@ -6,10 +6,25 @@
 
 #include <random>
 
+#include "burst.hpp"
 #include "differential.hpp"
 
 namespace ufq::test {
 namespace {
+
+// The fast scheduler's burst calls prefetch at any flow count while it
+// lives, so that the prefetching code runs here (and under ASan) although
+// these runs hold far fewer flows than the default threshold.
+class PrefetchAlways {
+ public:
+  PrefetchAlways() : saved_(detail::burst_prefetch_min_flows()) { detail::set_burst_prefetch_min_flows(0); }
+  ~PrefetchAlways() { detail::set_burst_prefetch_min_flows(saved_); }
+  PrefetchAlways(const PrefetchAlways&) = delete;
+  PrefetchAlways& operator=(const PrefetchAlways&) = delete;
+
+ private:
+  std::size_t saved_;
+};
 
 using Prng = diff::PrngSource;
 
@@ -60,6 +75,7 @@ void run_case(Compat compat, std::uint32_t slack, const Variant& v, std::uint64_
 }
 
 TEST(Differential, FastEqualsReferenceEverywhere) {
+  const PrefetchAlways prefetch;
   FqStats total;
   std::uint64_t seed = 1;
   for (Compat c : {Compat::latest, Compat::linux_5_7}) {
@@ -92,6 +108,7 @@ TEST(Differential, FastEqualsReferenceEverywhere) {
 // of every shape and wake-ups inside and outside the watchdog window; the
 // reference also passes the invariant checker after every operation.
 TEST(Differential, RandomConfigurations) {
+  const PrefetchAlways prefetch;
   FqStats total;
   std::size_t refused = 0, accepted = 0, wakes = 0, old_kernel = 0;
   for (std::uint64_t seed = 1000; seed < 1040; ++seed) {
@@ -126,7 +143,8 @@ TEST(Differential, RandomConfigurations) {
   EXPECT_GT(total.fastpath_packets, 0U);
 }
 
-// Long single runs, one per compat mode, many seeds of the defaults.
+// Long single runs, one per compat mode, many seeds of the defaults (burst
+// calls with the default prefetch threshold: plain loops at these sizes).
 TEST(Differential, LongRuns) {
   FqStats total;
   for (Compat c : {Compat::latest, Compat::linux_5_7})

@@ -17,6 +17,7 @@
 #include "bench_config.hpp"
 #include "fifo_floor.hpp"
 #include "heap_pacer.hpp"
+#include "paced_burst.hpp"
 #include "ufq/scheduler.hpp"
 #include "ufq/reference/scheduler.hpp"
 
@@ -24,24 +25,15 @@ namespace {
 
 using Reference = ufq::reference::FqScheduler;
 using Fast = ufq::FqScheduler;
+using FastSingleCalls = ufq::bench::SingleCalls<ufq::FqScheduler>;
 using ufq::bench::FifoFloor;
 using ufq::bench::HeapPacer;
 
 using ufq::bench::config_for;
 using ufq::bench::fill;
 
-// The baselines (binary heap, FIFO floor) take no fq configuration and say
-// when they are next due themselves.
-template <class S>
-constexpr bool kBaseline = std::is_same_v<S, HeapPacer> || std::is_same_v<S, FifoFloor>;
-
-template <class S>
-S make(const ufq::FqConfig& cfg) {
-  if constexpr (kBaseline<S>)
-    return S{};
-  else
-    return S(cfg);
-}
+using ufq::bench::kBaseline;
+using ufq::bench::make;
 
 // Every flow paced by EDT: flow i's packets leave every `flows` microseconds,
 // so every flow is throttled between its packets, as in the seed's workload.
@@ -98,80 +90,16 @@ void BM_PacedShuffled(benchmark::State& state) {
   BM_PacedOrder<S, true>(state);
 }
 
-// The batched calls, or for the baselines (binary heap, FIFO floor), which
-// have none, the single calls in a plain loop: the same harness for all.
-template <class S>
-void enqueue_burst(S& fq, std::span<ufq::Packet* const> in, ufq::Time now, std::span<ufq::Verdict> verdicts) {
-  if constexpr (kBaseline<S>) {
-    for (ufq::Packet* p : in) benchmark::DoNotOptimize(fq.enqueue(*p, now));
-  } else {
-    benchmark::DoNotOptimize(fq.enqueue_burst(in, now, verdicts));
-  }
-}
-template <class S>
-std::size_t dequeue_burst(S& fq, ufq::Time now, std::span<ufq::Packet*> out) {
-  if constexpr (kBaseline<S>) {
-    std::size_t n = 0;
-    for (; n < out.size(); ++n) {
-      ufq::Packet* p = fq.dequeue(now);
-      if (!p) break;
-      out[n] = p;
-    }
-    return n;
-  } else {
-    return fq.dequeue_burst(now, out);
-  }
-}
-
-// BM_Paced's flows and arrivals (one packet per microsecond, each flow paced
-// by EDT, round robin or shuffled as in BM_PacedOrder) as a pacer thread with
-// a burst interface sees them: it wakes every `burst` arrivals, enqueues them
-// in one enqueue_burst and sends what is due in dequeue_burst calls of up to
-// 64 packets (the driver loop's bulk). Per packet: one wake-up's time over
-// the packets it enqueued (as many as it sends, in the steady state).
+// BM_Paced's flows and arrivals through the batched calls (paced_burst.hpp):
+// a pacer thread that wakes every `burst` arrivals. Per packet: one wake-up's
+// time over the packets it enqueued.
 template <class S, bool kShuffled>
 void BM_PacedOrderBurst(benchmark::State& state) {
-  const auto flows = static_cast<std::size_t>(state.range(0));
-  const auto burst = static_cast<std::size_t>(state.range(1));
-  S fq = make<S>(config_for(flows, 10000));
-  std::vector<ufq::FlowOwner> owners(flows);
-  for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
-  std::array<std::vector<std::uint32_t>, 2> order;
-  if constexpr (kShuffled) {
-    std::mt19937_64 rng(42);
-    for (auto& o : order) {
-      o.resize(flows);
-      std::iota(o.begin(), o.end(), 0U);
-      std::shuffle(o.begin(), o.end(), rng);
-    }
-  }
-  std::vector<ufq::Packet> ring((kShuffled ? 3 : 2) * flows + 2 * burst + 16);
-  std::vector<ufq::Packet*> in(burst);
-  std::vector<ufq::Verdict> verdicts(burst);
-  std::array<ufq::Packet*, 64> out{};
-  std::size_t next = 0, f = 0, round = 0;
-  ufq::Time now = 1'000'000'000;
-  const ufq::Time gap = flows * 1000;
-  auto wake = [&] {
-    for (std::size_t k = 0; k < burst; ++k) {
-      ufq::Packet& p = ring[next];
-      next = next + 1 == ring.size() ? 0 : next + 1;
-      fill(p, 1514, kShuffled ? &owners[order[round & 1][f]] : &owners[f], now + k * 1000 + gap);
-      if (++f == flows) {
-        f = 0;
-        ++round;
-      }
-      in[k] = &p;
-    }
-    now += burst * 1000;
-    enqueue_burst(fq, in, now, verdicts);
-    while (dequeue_burst(fq, now, out) == out.size()) {
-    }
-    benchmark::DoNotOptimize(out.data());
-  };
-  for (std::size_t i = 0; i < (2 * flows + 1000) / burst; ++i) wake();
-  for (auto _ : state) wake();
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * burst));
+  ufq::bench::PacedBurst<S, kShuffled> w(static_cast<std::size_t>(state.range(0)),
+                                         static_cast<std::size_t>(state.range(1)));
+  w.warm_up();
+  for (auto _ : state) w.wake();
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * w.burst()));
 }
 
 template <class S>
@@ -384,6 +312,9 @@ UFQ_BENCH4(BM_PacedShuffled, ->ArgsProduct({{1000, 100000, 1000000}, {10000}}));
 // Burst of 32 arrivals per wake-up (the batched calls); 8 in the full suite.
 UFQ_BENCH4(BM_PacedBurst, ->ArgsProduct({{1000, 100000, 1000000}, {8, 32}}));
 UFQ_BENCH4(BM_PacedShuffledBurst, ->ArgsProduct({{1000, 100000, 1000000}, {8, 32}}));
+// The same harness over the fast scheduler's single calls: what batching gains.
+BENCHMARK_TEMPLATE(BM_PacedBurst, FastSingleCalls)->ArgsProduct({{1000, 1000000}, {32}});
+BENCHMARK_TEMPLATE(BM_PacedShuffledBurst, FastSingleCalls)->ArgsProduct({{1000, 1000000}, {32}});
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, Reference)->Arg(1000)->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_Lookup, Fast)->Arg(1000)->Arg(1000000);

@@ -4,7 +4,9 @@
 # machine's load, unlike wall-clock time. Runs bench_probe_burst with W and 2W
 # wake-ups and divides the difference by the W * BURST packets between them,
 # so set-up and warm-up cancel out. Simulated caches: L1d 32 KiB, LL 32 MiB
-# (this machine's L3; the L2 is not modelled).
+# (this machine's L3; the L2 is not modelled), or LL=bytes: 4194304 at 100k
+# flows keeps the working set / LL ratio of 1M flows against 32 MiB, at a tenth
+# of the run time (callgrind at 1M flows takes over 10 minutes per run here).
 # Usage: bench/count_burst.sh IMPL ORDER FLOWS [BURST] [WAKES]
 #   IMPL fast|fast-single|reference|heap|floor (fast-single: the fast scheduler's single calls in the same harness), ORDER roundrobin|shuffled; BURST 32, WAKES 2000 by default.
 # Prints: impl order flows burst Ir/packet D1-misses/packet LL-misses/packet
@@ -18,7 +20,7 @@ probe=$build/bench/bench_probe_burst
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 totals() {  # Ir D1mr D1mw DLmr DLmw of one run
-  valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --I1=32768,8,64 --LL=33554432,16,64 \
+  valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --I1=32768,8,64 --LL="${LL:-33554432}",16,64 \
     --callgrind-out-file="$tmp/out.$1" "$probe" "$impl" "$order" "$flows" "$burst" "$1" 2>"$tmp/log.$1"
   awk '/^events:/ { for (i = 2; i <= NF; i++) name[i - 1] = $i }
        /^summary:/ { for (i = 2; i <= NF; i++) v[name[i - 1]] = $i }

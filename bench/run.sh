@@ -69,13 +69,14 @@ fi
 # and the ratios of issue 14 (speedup_vs_heap_shuffled_1M, shuffled_vs_roundrobin_1M,
 # fast_vs_floor_1k): timer-driven paced 1k and 1M flows, shuffled 1M with single
 # calls, and the burst harness (enqueue_burst/dequeue_burst, 32 per wake-up) at 1k
-# and 1M, round robin and shuffled; 5 repetitions interleaved, so the implementations
+# and 1M round robin and 1M shuffled (with the fast scheduler's single calls in the
+# same harness beside it); 5 repetitions interleaved, so the implementations
 # see the same machine state; run this one when the machine is quiet. About 5
 # minutes on a quiet machine (most of it the 1M-flow warm-ups).
 if [[ $suites == *" focus "* ]]; then
   choose_cpu focus
   "${pin[@]}" "$build/bench/bench_scheduler" \
-    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/1000000/10000|PacedBurst<.*>/(1000|1000000)/32|PacedShuffledBurst<.*>/(1000|1000000)/32)$' \
+    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/1000000/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/1000000/32)$' \
     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_focus.json"

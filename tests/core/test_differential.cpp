@@ -4,7 +4,11 @@
 // also checked against the invariants of tests/core/invariants.hpp.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
 
 #include "burst.hpp"
 #include "differential.hpp"
@@ -153,6 +157,38 @@ TEST(Differential, LongRuns) {
       run_case(c, seed % 2 ? 0 : 10'000, kVariants[0], seed, 100'000, total);
       if (HasFailure()) return;
     }
+}
+
+// A verdict span shorter than the packet span is refused, with both sizes
+// named, before any packet is touched; an empty out span dequeues nothing.
+template <class S>
+void check_burst_arguments() {
+  S q{FqConfig{}};
+  FlowOwner o{.id = 7};
+  Packet a{.len = 100, .owner = &o}, b{.len = 100, .owner = &o};
+  std::array<Packet*, 2> in{&a, &b};
+  std::array<Verdict, 1> verdicts{};
+  try {
+    q.enqueue_burst(in, kNsecPerSec, verdicts);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2 packets but room for 1 verdicts"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(q.qlen(), 0U);
+  EXPECT_EQ(q.stats(kNsecPerSec).offered, 0U);
+  std::array<Verdict, 2> room{};
+  EXPECT_EQ(q.enqueue_burst(in, kNsecPerSec, room), 2U);
+  EXPECT_EQ(q.dequeue_burst(kNsecPerSec, std::span<Packet*>{}), 0U);
+  EXPECT_EQ(q.qlen(), 2U);
+  std::array<Packet*, 4> out{};
+  EXPECT_EQ(q.dequeue_burst(kNsecPerSec, out), 2U);
+  EXPECT_EQ(out[0], &a);
+  EXPECT_EQ(out[1], &b);
+}
+
+TEST(Bursts, ArgumentsChecked) {
+  check_burst_arguments<FqScheduler>();
+  check_burst_arguments<reference::FqScheduler>();
 }
 
 }  // namespace

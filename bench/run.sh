@@ -5,8 +5,9 @@
 #   bench_focus.json                      the headline paced 1k/1M figures (5 interleaved repetitions)
 #   results.md                            the table, with the machine noted
 #   summary.json                          headline figures (ns_per_packet, speedup_vs_reference,
-#                                         bytes_per_flow, bytes_per_packet, sim_packets_per_s,
-#                                         adversarial_vs_random, adversarial)
+#                                         speedup_vs_heap_shuffled_1M, shuffled_vs_roundrobin_1M,
+#                                         fast_vs_floor_1k, bytes_per_flow, bytes_per_packet,
+#                                         sim_packets_per_s, adversarial_vs_random, adversarial)
 #   scaling.dat                           ns/packet against flows (docs/img/bench/scaling.png)
 # Usage: bench/run.sh [REPETITIONS] [MIN_TIME_S]   (defaults 5 and 0.2)
 # Environment: BUILD_DIR (default build/perf-bench), JOBS (default 1), FILTER (benchmark regex),
@@ -64,12 +65,18 @@ if [[ $suites == *" scheduler "* ]]; then
   "${pin[@]}" "$build/bench/bench_scheduler" "${common[@]}" --benchmark_out="$out/bench_scheduler.json" \
     ${FILTER:+--benchmark_filter="$FILTER"}
 fi
-# The headline figures (summary.json's ns_per_packet 1k/1M and speedup_vs_reference):
-# paced 1k and 1M flows only, 5 repetitions interleaved, so the three implementations
-# see the same machine state; run this one when the machine is quiet.
+# The headline figures (summary.json's ns_per_packet 1k/1M and speedup_vs_reference)
+# and the ratios of issue 14 (speedup_vs_heap_shuffled_1M, shuffled_vs_roundrobin_1M,
+# fast_vs_floor_1k): timer-driven paced 1k and 1M flows, shuffled 1M with single
+# calls, and the burst harness (enqueue_burst/dequeue_burst, 32 per wake-up) at 1k
+# and 1M round robin and 1M shuffled (with the fast scheduler's single calls in the
+# same harness beside it); 5 repetitions interleaved, so the implementations
+# see the same machine state; run this one when the machine is quiet. About 5
+# minutes on a quiet machine (most of it the 1M-flow warm-ups).
 if [[ $suites == *" focus "* ]]; then
   choose_cpu focus
-  "${pin[@]}" "$build/bench/bench_scheduler" --benchmark_filter='BM_Paced(Timer|Shuffled)?<.*>/(1000|1000000)/10000$' \
+  "${pin[@]}" "$build/bench/bench_scheduler" \
+    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/1000000/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/1000000/32)$' \
     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_focus.json"

@@ -57,6 +57,11 @@ for slack in (0, 10000):
         row(f"paced, dequeue after every packet, {f:,} flows, slack {slack // 1000} us", "BM_Paced", f"{f}/{slack}")
 for f in (1000, 100000, 1000000):
     row(f"paced, shuffled order, {f:,} flows, slack 10 us", "BM_PacedShuffled", f"{f}/10000")
+for burst in (32, 8):
+    for f in (1000, 100000, 1000000):
+        row(f"paced, bursts of {burst} (enqueue_burst/dequeue_burst), {f:,} flows", "BM_PacedBurst", f"{f}/{burst}")
+    for f in (1000, 100000, 1000000):
+        row(f"paced, bursts of {burst}, shuffled order, {f:,} flows", "BM_PacedShuffledBurst", f"{f}/{burst}")
 for f in flows_list:
     row(f"unpaced, {f:,} flows", "BM_Unpaced", f"{f}")
 for f in (1000, 1000000):
@@ -130,20 +135,17 @@ summary = {
         "heap_paced": {str(f): paced("HeapPacer", f) for f in flows_list},
         "floor_paced": {str(f): paced("FifoFloor", f) for f in flows_list},
     },
-    # The FIFO floor in the headline workload at 1k flows, and the fast scheduler's
-    # distance from it.
+    # The FIFO floor in the headline workload at 1k flows.
     "floor_ns_per_packet": paced("FifoFloor", 1000),
-    "fast_vs_floor_1k": ratio_or_none(paced("Fast", 1000), paced("FifoFloor", 1000)),
-    "speedup_vs_heap_shuffled_1M": ratio_or_none(ns("BM_PacedShuffled<HeapPacer>/1000000/10000"),
-                                                 ns("BM_PacedShuffled<Fast>/1000000/10000")),
-    "shuffled_vs_roundrobin_1M": ratio_or_none(ns("BM_PacedShuffled<Fast>/1000000/10000"), paced("Fast", 1000000)),
+    # None where the whole suite's JSON lacks a row (e.g. one written before a
+    # rename), so that a focus-only run (SUITES=focus) still summarizes.
     "speedup_vs_reference": {
-        "1k": paced("Reference", 1000) / paced("Fast", 1000),
-        "1M": paced("Reference", 1000000) / paced("Fast", 1000000),
+        "1k": ratio_or_none(paced("Reference", 1000), paced("Fast", 1000)),
+        "1M": ratio_or_none(paced("Reference", 1000000), paced("Fast", 1000000)),
     },
     "speedup_vs_reference_dequeue_every_packet": {
-        "1k": paced_every("Reference", 1000) / paced_every("Fast", 1000),
-        "1M": paced_every("Reference", 1000000) / paced_every("Fast", 1000000),
+        "1k": ratio_or_none(paced_every("Reference", 1000), paced_every("Fast", 1000)),
+        "1M": ratio_or_none(paced_every("Reference", 1000000), paced_every("Fast", 1000000)),
     },
     "bytes_per_flow": mem("Fast", 1000000, "bytes_per_flow"),
     "bytes_per_flow_1k": mem("Fast", 1000, "bytes_per_flow"),
@@ -151,6 +153,50 @@ summary = {
     "sim_packets_per_s": max((v for v in simrate.values() if v), default=None),
     "sim_packets_per_s_by_benchmark": simrate,
 }
+
+# The batched calls (BM_PacedBurst, BM_PacedShuffledBurst: bursts of 32 arrivals
+# per wake-up, enqueue_burst + dequeue_burst; the heap and the floor, which have
+# no batched calls, run the same harness with the single calls in a loop) and
+# the ratios. `get` gives ns/packet of a benchmark name; computed from
+# the whole suite here and again, below, from the focused run when there is one
+# (ratios of medians measured side by side in one run).
+def burst_keys(get):
+    def b(impl, f, shuffled=False):
+        return get(f"BM_Paced{'Shuffled' if shuffled else ''}Burst<{impl}>/{f}/32")
+    sizes = (1000, 100000, 1000000)
+    label = {1000: "1k", 100000: "100k", 1000000: "1M"}
+    ns_keys = {}
+    for impl, key in (("Fast", "paced_burst"), ("Reference", "reference_paced_burst"),
+                      ("HeapPacer", "heap_paced_burst"), ("FifoFloor", "floor_paced_burst")):
+        ns_keys[key] = {str(f): b(impl, f) for f in sizes}
+        ns_keys[key.replace("paced_burst", "paced_shuffled_burst")] = {str(f): b(impl, f, True) for f in sizes}
+    keys = {
+        "ratios_workload": "BM_PacedBurst / BM_PacedShuffledBurst, bursts of 32 (the batched calls; the heap and "
+                           "the floor: single calls in a loop); *_single_calls: BM_PacedShuffled and BM_PacedTimer",
+        # Shuffled order, 1M flows: the binary heap's time over the fast scheduler's (target >= 4).
+        "speedup_vs_heap_shuffled_1M": ratio_or_none(b("HeapPacer", 1000000, True), b("Fast", 1000000, True)),
+        "speedup_vs_heap_shuffled_1M_single_calls": ratio_or_none(get("BM_PacedShuffled<HeapPacer>/1000000/10000"),
+                                                                  get("BM_PacedShuffled<Fast>/1000000/10000")),
+        # Shuffled over round robin, 1M flows, the same harness (target <= 4); and over the
+        # timer-driven headline figure (BM_PacedTimer, single calls).
+        "shuffled_vs_roundrobin_1M": ratio_or_none(b("Fast", 1000000, True), b("Fast", 1000000)),
+        "shuffled_vs_roundrobin_1M_vs_headline": ratio_or_none(b("Fast", 1000000, True),
+                                                               get("BM_PacedTimer<Fast>/1000000/10000")),
+        "shuffled_vs_roundrobin_1M_single_calls": ratio_or_none(get("BM_PacedShuffled<Fast>/1000000/10000"),
+                                                                get("BM_PacedTimer<Fast>/1000000/10000")),
+        # Round robin, 1k flows: the fast scheduler's time over the FIFO floor's (target <= 2.5).
+        "fast_vs_floor_1k": ratio_or_none(b("Fast", 1000), b("FifoFloor", 1000)),
+        "fast_vs_floor_1k_timer": ratio_or_none(get("BM_PacedTimer<Fast>/1000/10000"),
+                                                get("BM_PacedTimer<FifoFloor>/1000/10000")),
+        "speedup_vs_reference_burst": {label[f]: ratio_or_none(b("Reference", f), b("Fast", f)) for f in (1000, 1000000)},
+        "speedup_vs_reference_shuffled_burst_1M": ratio_or_none(b("Reference", 1000000, True), b("Fast", 1000000, True)),
+        "floor_ns_per_packet_burst": b("FifoFloor", 1000),
+    }
+    return ns_keys, keys
+
+ns_burst, burst_ratio_keys = burst_keys(ns)
+summary["ns_per_packet"].update(ns_burst)
+summary.update(burst_ratio_keys)
 
 # Adversarial flow keys (bench_adversarial.json, when present): per family and
 # workload, ns/packet of both schedulers and their ratio to the random keys of
@@ -247,6 +293,14 @@ if os.path.exists(focus_path):
         summary["headline_source"] = "bench_focus.json (5 interleaved repetitions, load average %s)" % (
             json.load(open(focus_path))["context"].get("load_avg"))
         summary["focus"] = {n: fns(n) for n in fm}
+    # The ratios from the one focused run (its medians side by side);
+    # a benchmark the focus filter left out keeps the whole suite's figure.
+    focus_ns, focus_keys = burst_keys(lambda n: fns(n) if fm.get(n) else ns(n))
+    for k, v in focus_ns.items():
+        summary["ns_per_packet"][k] = v
+    summary.update(focus_keys)
+    summary["ratios_source"] = "bench_focus.json (load average %s)" % (
+        json.load(open(focus_path))["context"].get("load_avg"))
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
 with open(os.path.join(out, "scaling.dat"), "w") as d:
     d.write("# flows reference fast heap (paced, timer-driven, slack 10us, ns/packet), the same in shuffled "

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "ufq/config.hpp"
 #include "ufq/flow_info.hpp"
@@ -53,6 +54,28 @@ class FqScheduler {
   // Pre: `now` is not earlier than the previous call's.
   // Post: the returned packet is the caller's again; `due` and `ce` are set.
   Packet* dequeue(Time now);
+
+  // Batched calls (docs/architecture.md#batched-calls): the same decisions,
+  // counters, watchdog requests and packet fields as the single calls they
+  // stand for, so they may be mixed freely with them. With many flows they
+  // are faster: while one packet is decided, the owners, flow records,
+  // flow-table groups and packets of the next few are already being fetched
+  // from memory.
+  //
+  // enqueue(*packets[i], now) for every i in order, verdicts[i] its verdict.
+  // Returns how many were queued. Throws std::invalid_argument (naming both
+  // sizes), before touching any packet, when `verdicts` is shorter than
+  // `packets`.
+  // Pre: as enqueue() for each packet; no packet appears twice.
+  std::size_t enqueue_burst(std::span<Packet* const> packets, Time now, std::span<Verdict> verdicts);
+
+  // dequeue(now) up to out.size() times, stopping at the first nullptr: the
+  // packets go to out[0..n) in order and n is returned. When n < out.size()
+  // nothing more may leave at `now`, and the watchdog holds the wake-up
+  // request as after a dequeue() that returned nullptr; when n == out.size()
+  // no such dequeue was made (call again for more).
+  // Pre: as dequeue().
+  std::size_t dequeue_burst(Time now, std::span<Packet*> out);
 
   // Apply a new configuration, as `tc qdisc change` does, but all or nothing:
   // an invalid configuration throws ConfigError and changes nothing (the

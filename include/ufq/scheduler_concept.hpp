@@ -7,6 +7,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "ufq/config.hpp"
 #include "ufq/flow_info.hpp"
@@ -20,9 +21,12 @@ namespace ufq {
 
 template <class S>
 concept Scheduler = std::constructible_from<S, const FqConfig&> &&
-    requires(S s, const S cs, Packet& p, Time now, const FqConfig& cfg, const PacketSink& sink) {
+    requires(S s, const S cs, Packet& p, Time now, const FqConfig& cfg, const PacketSink& sink,
+             std::span<Packet* const> in, std::span<Packet*> out, std::span<Verdict> verdicts) {
       { s.enqueue(p, now) } -> std::same_as<Verdict>;
       { s.dequeue(now) } -> std::same_as<Packet*>;
+      { s.enqueue_burst(in, now, verdicts) } -> std::same_as<std::size_t>;
+      { s.dequeue_burst(now, out) } -> std::same_as<std::size_t>;
       { s.change(cfg, now, sink) } -> std::same_as<std::size_t>;
       { s.reset(sink) } -> std::same_as<void>;
       { cs.stats(now) } -> std::same_as<FqStats>;

@@ -8,6 +8,7 @@
 #include "ufq/reference/scheduler.hpp"
 #include "ufq/scheduler_concept.hpp"
 
+#include "burst.hpp"
 #include "fq_rules.hpp"
 #include "packet_bits.hpp"
 
@@ -798,6 +799,22 @@ FqScheduler::FqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg
 FqScheduler::~FqScheduler() = default;
 Verdict FqScheduler::enqueue(Packet& pkt, Time now) { return impl_->enqueue(pkt, now); }
 Packet* FqScheduler::dequeue(Time now) { return impl_->dequeue(now); }
+std::size_t FqScheduler::enqueue_burst(std::span<Packet* const> packets, Time now, std::span<Verdict> verdicts) {
+  detail::check_burst_sizes(packets.size(), verdicts.size());
+  std::size_t queued = 0;
+  for (std::size_t i = 0; i < packets.size(); ++i)
+    queued += (verdicts[i] = impl_->enqueue(*packets[i], now)) == Verdict::queued;
+  return queued;
+}
+std::size_t FqScheduler::dequeue_burst(Time now, std::span<Packet*> out) {
+  std::size_t n = 0;
+  for (; n < out.size(); ++n) {
+    Packet* p = impl_->dequeue(now);
+    if (!p) break;
+    out[n] = p;
+  }
+  return n;
+}
 std::size_t FqScheduler::change(const FqConfig& cfg, Time now, const PacketSink& trimmed) {
   return impl_->change(cfg, now, trimmed);
 }

@@ -7,7 +7,9 @@
 // against the invariants of docs/fq-rules.md. Operations come from a Source (op_source.hpp):
 // a seeded PRNG in test_differential.cpp, the fuzzer's bytes in
 // fuzz/fuzz_scheduler_diff.cpp. They cover every packet field over its whole
-// range, owners changing rates/kind/generation, dequeues at any non-decreasing
+// range, enqueues and dequeues one at a time and in bursts (enqueue_burst,
+// dequeue_burst of the fast scheduler against the reference's single calls,
+// mixed with single calls), owners changing rates/kind/generation, dequeues at any non-decreasing
 // time (inside and outside the watchdog's [soft, hard] window), change() to
 // valid and refused configurations (random_config.hpp), and reset().
 // Failures are reported through a callback (gtest or abort).
@@ -19,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -68,10 +71,14 @@ class Rig {
   bool step() {
     if (src_.done()) return false;
     const std::uint64_t op = src_.next(100);
-    if (op < 40) {
+    if (op < 32) {
       enqueue();
-    } else if (op < 70) {
+    } else if (op < 40) {
+      enqueue_batched();
+    } else if (op < 62) {
       dequeue_burst();
+    } else if (op < 70) {
+      dequeue_batched();
     } else if (op < 82) {
       advance();
     } else if (op < 87) {
@@ -143,6 +150,42 @@ class Rig {
     if (free_.empty()) return;
     const std::uint32_t i = free_.back();
     free_.pop_back();
+    make_packet(i);
+    const Verdict va = checker_.enqueue(ref_, pa_[i], now_);
+    const Verdict vb = fast_.enqueue(pb_[i], now_);
+    check(va == vb, [&] { return std::string("verdict ") + to_string(va) + " vs " + to_string(vb); });
+    check(pa_[i].tstamp == pb_[i].tstamp, "tstamp after enqueue");
+    if (va != Verdict::queued) give_back(i);
+  }
+
+  // Up to 24 packets in one FqScheduler::enqueue_burst; the reference takes
+  // them one enqueue() at a time (through the invariant checker).
+  void enqueue_batched() {
+    const std::size_t n = std::min<std::size_t>(1 + src_.next(24), free_.size());
+    std::array<std::uint32_t, 24> idx{};
+    std::array<Packet*, 24> pkts{};
+    std::array<Verdict, 24> va{}, vb{};
+    for (std::size_t k = 0; k < n; ++k) {
+      idx[k] = free_.back();
+      free_.pop_back();
+      make_packet(idx[k]);
+      pkts[k] = &pb_[idx[k]];
+    }
+    std::size_t queued = 0;
+    for (std::size_t k = 0; k < n; ++k) queued += (va[k] = checker_.enqueue(ref_, pa_[idx[k]], now_)) == Verdict::queued;
+    const std::size_t got = fast_.enqueue_burst(std::span<Packet* const>(pkts.data(), n), now_, vb);
+    check(got == queued, [&] { return "enqueue_burst queued " + std::to_string(got) + ", the reference " + std::to_string(queued); });
+    for (std::size_t k = 0; k < n; ++k) {
+      check(va[k] == vb[k], [&] {
+        return "burst entry " + std::to_string(k) + ": verdict " + to_string(va[k]) + " vs " + to_string(vb[k]);
+      });
+      check(pa_[idx[k]].tstamp == pb_[idx[k]].tstamp, "tstamp after enqueue_burst");
+      if (va[k] != Verdict::queued) give_back(idx[k]);
+    }
+  }
+
+  // Packet `i` of both pools: the same random packet.
+  void make_packet(std::uint32_t i) {
     Packet p{};
     switch (src_.next(8)) {
       case 5: p.len = src_.one_of<std::uint32_t>({0, 1, 65535, 65536}); break;
@@ -159,11 +202,6 @@ class Rig {
     p.cookie = i;
     pa_[i] = p;
     pb_[i] = p;
-    const Verdict va = checker_.enqueue(ref_, pa_[i], now_);
-    const Verdict vb = fast_.enqueue(pb_[i], now_);
-    check(va == vb, [&] { return std::string("verdict ") + to_string(va) + " vs " + to_string(vb); });
-    check(pa_[i].tstamp == pb_[i].tstamp, "tstamp after enqueue");
-    if (va != Verdict::queued) give_back(i);
   }
 
   void compare_packet(Packet* a, Packet* b, const char* where) {
@@ -187,6 +225,24 @@ class Rig {
       if (!a || !b) break;
       if (src_.chance(30)) forward(src_.next(20 * kNsecPerUsec));
     }
+  }
+
+  // Up to 40 packets at one time from FqScheduler::dequeue_burst (its out
+  // span sometimes exactly as long as what is due); the reference dequeues
+  // one at a time until it has as many or returns nullptr.
+  void dequeue_batched() {
+    const std::size_t room = 1 + src_.next(40);
+    std::array<Packet*, 40> out{};
+    const std::size_t nb = fast_.dequeue_burst(now_, std::span<Packet*>(out.data(), room));
+    check(nb <= room, "dequeue_burst: more than room");
+    std::size_t na = 0;
+    for (; na < room && !failed_; ++na) {
+      Packet* a = checker_.dequeue(ref_, now_);
+      if (!a) break;
+      compare_packet(a, na < nb ? out[na] : nullptr, "dequeue_burst");
+      give_back(static_cast<std::uint32_t>(a->cookie));
+    }
+    check(na == nb, [&] { return "dequeue_burst returned " + std::to_string(nb) + ", the reference " + std::to_string(na); });
   }
 
   void forward(Time by) { now_ = std::min(now_ + by, std::max(now_, kMaxNow)); }

@@ -4,12 +4,31 @@
 // also checked against the invariants of tests/core/invariants.hpp.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
 
+#include "burst.hpp"
 #include "differential.hpp"
 
 namespace ufq::test {
 namespace {
+
+// The fast scheduler's burst calls prefetch at any flow count while it
+// lives, so that the prefetching code runs here (and under ASan) although
+// these runs hold far fewer flows than the default threshold.
+class PrefetchAlways {
+ public:
+  PrefetchAlways() : saved_(detail::burst_prefetch_min_flows()) { detail::set_burst_prefetch_min_flows(0); }
+  ~PrefetchAlways() { detail::set_burst_prefetch_min_flows(saved_); }
+  PrefetchAlways(const PrefetchAlways&) = delete;
+  PrefetchAlways& operator=(const PrefetchAlways&) = delete;
+
+ private:
+  std::size_t saved_;
+};
 
 using Prng = diff::PrngSource;
 
@@ -66,6 +85,7 @@ void run_case(Compat compat, std::uint32_t slack, const Variant& v, std::uint64_
 }
 
 TEST(Differential, FastEqualsReferenceEverywhere) {
+  const PrefetchAlways prefetch;
   FqStats total;
   std::uint64_t seed = 1;
   for (Compat c : {Compat::latest, Compat::linux_5_7}) {
@@ -98,6 +118,7 @@ TEST(Differential, FastEqualsReferenceEverywhere) {
 // of every shape and wake-ups inside and outside the watchdog window; the
 // reference also passes the invariant checker after every operation.
 TEST(Differential, RandomConfigurations) {
+  const PrefetchAlways prefetch;
   FqStats total;
   std::size_t refused = 0, accepted = 0, wakes = 0, old_kernel = 0, adaptive = 0;
   for (std::uint64_t seed = 1000; seed < 1040; ++seed) {
@@ -134,7 +155,8 @@ TEST(Differential, RandomConfigurations) {
   EXPECT_GT(total.fastpath_packets, 0U);
 }
 
-// Long single runs, one per compat mode, many seeds of the defaults.
+// Long single runs, one per compat mode, many seeds of the defaults (burst
+// calls with the default prefetch threshold: plain loops at these sizes).
 TEST(Differential, LongRuns) {
   FqStats total;
   for (Compat c : {Compat::latest, Compat::linux_5_7})
@@ -143,6 +165,38 @@ TEST(Differential, LongRuns) {
       run_case(c, seed % 2 ? 0 : 10'000, kVariants[0], seed, 100'000, total);
       if (HasFailure()) return;
     }
+}
+
+// A verdict span shorter than the packet span is refused, with both sizes
+// named, before any packet is touched; an empty out span dequeues nothing.
+template <class S>
+void check_burst_arguments() {
+  S q{FqConfig{}};
+  FlowOwner o{.id = 7};
+  Packet a{.len = 100, .owner = &o}, b{.len = 100, .owner = &o};
+  std::array<Packet*, 2> in{&a, &b};
+  std::array<Verdict, 1> verdicts{};
+  try {
+    q.enqueue_burst(in, kNsecPerSec, verdicts);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2 packets but room for 1 verdicts"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(q.qlen(), 0U);
+  EXPECT_EQ(q.stats(kNsecPerSec).offered, 0U);
+  std::array<Verdict, 2> room{};
+  EXPECT_EQ(q.enqueue_burst(in, kNsecPerSec, room), 2U);
+  EXPECT_EQ(q.dequeue_burst(kNsecPerSec, std::span<Packet*>{}), 0U);
+  EXPECT_EQ(q.qlen(), 2U);
+  std::array<Packet*, 4> out{};
+  EXPECT_EQ(q.dequeue_burst(kNsecPerSec, out), 2U);
+  EXPECT_EQ(out[0], &a);
+  EXPECT_EQ(out[1], &b);
+}
+
+TEST(Bursts, ArgumentsChecked) {
+  check_burst_arguments<FqScheduler>();
+  check_burst_arguments<reference::FqScheduler>();
 }
 
 }  // namespace

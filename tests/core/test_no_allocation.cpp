@@ -8,7 +8,10 @@
 //    outnumber the live ones and the throttled set compacts itself;
 //  * flows collected after 3 s idle and created again (socket-keyed and hashed);
 //  * drops at the limits, change() (limit, quantum and buckets_log back and
-//    forth: trimming and the resize's collection of idle flows) and stats().
+//    forth: trimming and the resize's collection of idle flows) and stats();
+//  * all of it once with the single calls and once with the burst calls
+//    (enqueue_burst of each tick's offers, dequeue_burst), the fast
+//    scheduler's prefetching included (its flow-count threshold lowered to 0).
 // The pattern repeats every round (5 simulated seconds). After two rounds of
 // warm-up (every pool has grown to the flows in use), the next rounds must
 // allocate nothing at all: 0 allocations per packet.
@@ -16,10 +19,13 @@
 // Both implementations. The reference (reference::FqScheduler) allocates in
 // one place, not per packet: a change() of buckets_log builds its new table of
 // 2^buckets_log trees, as the kernel does; its count may go up by that many.
+#include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "burst.hpp"
 #include "harness.hpp"
 
 namespace ufq::test {
@@ -51,10 +57,15 @@ class FixedPool {
   std::vector<std::size_t> free_;
 };
 
+// kBursts: every packet goes through enqueue_burst (the tick's offers in one
+// burst) and every dequeue through dequeue_burst, instead of the single calls.
 template <Scheduler S>
 class Workload {
  public:
-  explicit Workload(Compat c) : cfg_(make_cfg(c)), q_(config(0)), pool_(40000) {
+  explicit Workload(Compat c, bool bursts = false)
+      : cfg_(make_cfg(c)), q_(config(0)), pool_(40000), bursts_(bursts) {
+    pending_.reserve(kMaxPending);
+    verdicts_.resize(kMaxPending);
     owners_.reserve(kSteady + kChurn + kReused);
     for (std::uint64_t i = 0; i < kSteady; ++i) owners_.push_back(tcp_owner(100 + i));
     for (std::uint64_t i = 0; i < kChurn; ++i) owners_.push_back(rated_owner(1000 + i, 1'000'000));
@@ -99,12 +110,10 @@ class Workload {
       // first enqueues).
       if (tick == 40'000) change(config(1));
       if (tick == 45'000) change(config(0));
+      flush();
       if (tick >= 39'980 && tick < 40'000) continue;
       q_.watchdog().expire();
-      while (Packet* p = q_.dequeue(now_)) {
-        ++sent_;
-        pool_.release(*p);
-      }
+      drain();
       if (tick % 1000 == 0) stats_sum_ += q_.stats(now_).qlen;
     }
     now_ = start + 5 * kSec;
@@ -132,7 +141,37 @@ class Workload {
     return c;
   }
 
+  void drain() {
+    if (!bursts_) {
+      while (Packet* p = q_.dequeue(now_)) {
+        ++sent_;
+        pool_.release(*p);
+      }
+      return;
+    }
+    for (;;) {
+      const std::size_t n = q_.dequeue_burst(now_, out_);
+      for (std::size_t i = 0; i < n; ++i) pool_.release(*out_[i]);
+      sent_ += n;
+      if (n < out_.size()) return;
+    }
+  }
+
+  // The offers collected in this tick, in one enqueue_burst.
+  void flush() {
+    if (pending_.empty()) return;
+    q_.enqueue_burst(pending_, now_, verdicts_);
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      if (verdicts_[i] != Verdict::queued) {
+        ++refused_;
+        pool_.release(*pending_[i]);
+      }
+    }
+    pending_.clear();
+  }
+
   void change(const FqConfig& c) {
+    flush();
     resizes_ += c.buckets_log != q_.config().buckets_log ? 1U : 0U;
     q_.change(c, now_, release_);
   }
@@ -144,15 +183,26 @@ class Workload {
       return;
     }
     ++offered_;
+    if (bursts_) {
+      pending_.push_back(p);
+      if (pending_.size() == kMaxPending) flush();
+      return;
+    }
     if (q_.enqueue(*p, now_) != Verdict::queued) {
       ++refused_;
       pool_.release(*p);
     }
   }
 
+  static constexpr std::size_t kMaxPending = 256;
+
   FqConfig cfg_;
   S q_;
   FixedPool pool_;
+  bool bursts_;
+  std::vector<Packet*> pending_;
+  std::vector<Verdict> verdicts_;
+  std::array<Packet*, 16> out_{};
   std::vector<FlowOwner> owners_;
   PacketSink release_;
   Time now_ = kT0;
@@ -164,32 +214,37 @@ class NoAllocation : public ::testing::Test {};
 TYPED_TEST_SUITE(NoAllocation, Schedulers);
 
 TYPED_TEST(NoAllocation, SteadyStateAllocatesNothingPerPacket) {
-  for (Compat c : kBothCompat) {
-    SCOPED_TRACE(compat_name(c));
-    Workload<TypeParam> w(c);
-    w.round();
-    w.round();
-    const std::uint64_t allocations = allocation_count();
-    const std::uint64_t offered = w.offered(), resizes = w.table_resizes();
-    for (int r = 0; r < 3; ++r) w.round();
-    const std::uint64_t during = allocation_count() - allocations;
-    const std::uint64_t packets = w.offered() - offered;
-    const std::uint64_t allowed = kIsFast<TypeParam> ? 0 : w.table_resizes() - resizes;
-    EXPECT_LE(during, allowed) << during << " allocations for " << packets << " packets ("
-                               << static_cast<double>(during) / static_cast<double>(packets)
-                               << " per packet)";
-    // The run did what it is meant to.
-    const FqStats st = w.scheduler().stats(w.now());
-    EXPECT_GT(packets, 300'000U);
-    EXPECT_GT(st.gc_flows, 100U) << "flows collected and created again";
-    EXPECT_GT(w.trimmed(), 0U) << "change() trimmed";
-    EXPECT_GT(w.refused(), 0U) << "drops at the limits";
-    EXPECT_GT(w.stats_sum(), 0U);
-    EXPECT_EQ(w.pool_empty(), 0U);
-    EXPECT_EQ(st.offered, w.offered());
-    EXPECT_EQ(st.offered, st.dequeued + st.drops + st.purged + st.qlen);
-    EXPECT_EQ(w.offered(), w.sent() + w.trimmed() + w.refused() + st.qlen);
+  const std::size_t default_prefetch = detail::burst_prefetch_min_flows();
+  for (const bool bursts : {false, true}) {
+    for (Compat c : kBothCompat) {
+      SCOPED_TRACE(std::string(compat_name(c)) + (bursts ? ", burst calls" : ", single calls"));
+      detail::set_burst_prefetch_min_flows(bursts ? 0 : default_prefetch);
+      Workload<TypeParam> w(c, bursts);
+      w.round();
+      w.round();
+      const std::uint64_t allocations = allocation_count();
+      const std::uint64_t offered = w.offered(), resizes = w.table_resizes();
+      for (int r = 0; r < 3; ++r) w.round();
+      const std::uint64_t during = allocation_count() - allocations;
+      const std::uint64_t packets = w.offered() - offered;
+      const std::uint64_t allowed = kIsFast<TypeParam> ? 0 : w.table_resizes() - resizes;
+      EXPECT_LE(during, allowed) << during << " allocations for " << packets << " packets ("
+                                 << static_cast<double>(during) / static_cast<double>(packets)
+                                 << " per packet)";
+      // The run did what it is meant to.
+      const FqStats st = w.scheduler().stats(w.now());
+      EXPECT_GT(packets, 300'000U);
+      EXPECT_GT(st.gc_flows, 100U) << "flows collected and created again";
+      EXPECT_GT(w.trimmed(), 0U) << "change() trimmed";
+      EXPECT_GT(w.refused(), 0U) << "drops at the limits";
+      EXPECT_GT(w.stats_sum(), 0U);
+      EXPECT_EQ(w.pool_empty(), 0U);
+      EXPECT_EQ(st.offered, w.offered());
+      EXPECT_EQ(st.offered, st.dequeued + st.drops + st.purged + st.qlen);
+      EXPECT_EQ(w.offered(), w.sent() + w.trimmed() + w.refused() + st.qlen);
+    }
   }
+  detail::set_burst_prefetch_min_flows(default_prefetch);
 }
 
 }  // namespace

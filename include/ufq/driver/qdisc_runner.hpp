@@ -1,6 +1,6 @@
 // The driver loop: the user-space analog of the kernel's qdisc run. Written
 // once, used by the simulator (a modelled NIC) and the real-time pacer (UDP
-// sockets): dequeue while the device has room, hand the packets over in bulk
+// sockets): dequeue while the device has room (dequeue_burst), hand the packets over in bulk
 // with an xmit_more hint, count each run, and leave the wake-up request in the
 // scheduler's watchdog for the environment's timer.
 #pragma once
@@ -9,6 +9,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <span>
 
 #include "ufq/scheduler.hpp"
 #include "ufq/scheduler_concept.hpp"
@@ -93,11 +94,8 @@ class QdiscRunner {
       const std::uint32_t want = std::min({room, cfg_.bulk, cfg_.quota - r.sent});
       std::uint32_t n = 0;
       for (; n < want && held_ > 0; ++n) bulk_[n] = held_pkts_[--held_];
-      for (; n < want; ++n) {
-        Packet* p = fq_->dequeue(now);
-        if (!p) break;
-        bulk_[n] = p;
-      }
+      if (n < want)
+        n += static_cast<std::uint32_t>(fq_->dequeue_burst(now, std::span<Packet*>(bulk_).subspan(n, want - n)));
       if (n == 0) {
         r.end = RunEnd::idle;
         break;

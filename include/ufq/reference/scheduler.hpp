@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "ufq/config.hpp"
 #include "ufq/flow_info.hpp"
@@ -31,6 +32,9 @@ class FqScheduler {
 
   Verdict enqueue(Packet& pkt, Time now);
   Packet* dequeue(Time now);
+  // The single calls in a plain loop: the batched calls' oracle.
+  std::size_t enqueue_burst(std::span<Packet* const> packets, Time now, std::span<Verdict> verdicts);
+  std::size_t dequeue_burst(Time now, std::span<Packet*> out);
   std::size_t change(const FqConfig& cfg, Time now, const PacketSink& trimmed = {});
   void reset(const PacketSink& purged = {});
 

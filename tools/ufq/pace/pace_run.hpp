@@ -1,7 +1,8 @@
 // One `ufq pace` run: the workload generator, the pacer (one fq scheduler
-// and a wake-up strategy), UDP egress to a receiver on 127.0.0.1 (or across
-// a veth pair between two namespaces), the /proc sampler every interval, and
-// the accounting and measurements at the end.
+// and a wake-up strategy; with --queues N, N of them, each with its own
+// producer, pool and egress: MultiQueuePacer), UDP egress to a receiver on
+// 127.0.0.1 (or across a veth pair between two namespaces), the /proc
+// sampler every interval, and the accounting and measurements at the end.
 #pragma once
 
 #include <atomic>

@@ -75,8 +75,8 @@ std::string format_summary(const PaceReport& r) {
   o << fmt("   system:  %.0f interrupts/s, %.0f context switches/s, us %.0f%% sy %.0f%% id %.0f%%\n",
            r.system.interrupts_per_s, r.system.context_switches_per_s, r.system.user_pct,
            r.system.system_pct, r.system.idle_pct);
-  o << fmt("   CPU:     pacer thread %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
-           r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
+  o << fmt("   CPU:     pacer thread%s %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
+           r.queues > 1 ? "s" : "", r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
   if (r.receiver)
     o << fmt("   packets: generated %llu, sent %llu, received %llu, lost %llu%s\n",
              static_cast<unsigned long long>(r.packets_generated),

@@ -7,7 +7,8 @@
 #   summary.json                          headline figures (ns_per_packet, speedup_vs_reference,
 #                                         speedup_vs_heap_shuffled_1M, shuffled_vs_roundrobin_1M,
 #                                         fast_vs_floor_1k, bytes_per_flow, bytes_per_packet,
-#                                         sim_packets_per_s, adversarial_vs_random, adversarial)
+#                                         sim_packets_per_s, adversarial_vs_random, adversarial, mq, pacer)
+#   mq_pacer.json                         1 queue against 2 (bench/mq_pacer.sh; suites focus, mq)
 #   scaling.dat                           ns/packet against flows (docs/img/bench/scaling.png)
 # Usage: bench/run.sh [REPETITIONS] [MIN_TIME_S]   (defaults 5 and 0.2)
 # Environment: BUILD_DIR (default build/perf-bench), JOBS (default 1), FILTER (benchmark regex),
@@ -94,6 +95,14 @@ if [[ $suites == *" adversarial "* ]]; then
   "${pin[@]}" "$build/bench/bench_adversarial" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_adversarial.json" ${ADV_FILTER:+--benchmark_filter="$ADV_FILTER"}
+fi
+
+# One pacer per core: `ufq pace --egress sink` on 1 queue and on 2
+# (bench/mq_pacer.sh, about 3 minutes; summary.json mq.*, pacer.sink_*).
+# Not pinned by choose_cpu: it places its own threads on both CPUs.
+if [[ $suites == *" focus "* || $suites == *" mq "* ]]; then
+  cmake --build "$build" -j "$jobs" --target ufq
+  bench/mq_pacer.sh "$build/tools/ufq/ufq" "$out/mq_pacer.json" "${MQ_REPS:-3}"
 fi
 
 python3 bench/summarize.py "$out" "$reps"

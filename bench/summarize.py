@@ -301,6 +301,35 @@ if os.path.exists(focus_path):
     summary.update(focus_keys)
     summary["ratios_source"] = "bench_focus.json (load average %s)" % (
         json.load(open(focus_path))["context"].get("load_avg"))
+# One pacer per core (bench/mq_pacer.sh): the pacer with the sink egress, the
+# highest aggregate rate with every flow within 1 %, 2 queues against 1.
+mq_path = os.path.join(out, "mq_pacer.json")
+if os.path.exists(mq_path):
+    mq = json.load(open(mq_path))
+    summary["mq"] = {
+        "speedup_2_queues": mq.get("speedup_2_queues"),
+        "pps_1_queue": mq.get("pps_1_queue"),
+        "pps_2_queues": mq.get("pps_2_queues"),
+        "flow_rate_error_max": mq.get("flow_rate_error_max"),
+        "balanced": mq.get("balanced"),
+        "cpu_per_packet_ratio_2_vs_1": mq.get("cpu_per_packet_ratio_2_vs_1"),
+        "load_avg": mq.get("load_avg_before"),
+        "date": mq.get("date"),
+        "what": mq.get("what"),
+    }
+    one = (mq.get("same_rate_per_queue") or {}).get("1") or {}
+    summary.setdefault("pacer", {})
+    summary["pacer"]["sink_pps_1_queue"] = mq.get("pps_1_queue")
+    summary["pacer"]["sink_cpu_ns_per_packet_at_half_capacity"] = one.get("pacer_cpu_ns_per_packet")
+    with open(os.path.join(out, "results.md"), "a") as md:
+        md.write("\n".join([
+            "", "## One pacer per core (sink egress)", "",
+            f"bench/mq_pacer.sh, {mq.get('date')}, {mq.get('uptime')}: {mq.get('what')}.", "",
+            "| queues | packets/s sustained (median) | runs |", "|---|---|---|",
+            f"| 1 (CPU 0) | {fmt(mq.get('pps_1_queue'))} | {', '.join(fmt(x) for x in mq.get('runs_1_queue', []))} |",
+            f"| 2 (CPUs 0, 1) | {fmt(mq.get('pps_2_queues'))} | {', '.join(fmt(x) for x in mq.get('runs_2_queues', []))} |",
+            "", f"2 queues / 1 queue: {mq.get('speedup_2_queues') or 0:.2f}x; worst flow rate error at capacity "
+            f"{100 * (mq.get('flow_rate_error_max') or 0):.3f} %; every packet accounted for: {mq.get('balanced')}."]) + "\n")
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
 with open(os.path.join(out, "scaling.dat"), "w") as d:
     d.write("# flows reference fast heap (paced, timer-driven, slack 10us, ns/packet), the same in shuffled "

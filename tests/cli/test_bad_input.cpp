@@ -297,6 +297,7 @@ Table pace_table() {
   Table t;
   const std::vector<std::string> s = {"pace", "-q", "--no-probe"};
   t.values("--flows", kGarbage + kHuge + std::vector<std::string>{"0", "1000001", "1000000000"}, "1..1000000", s);
+  t.values("--queues", kGarbage + kHuge + std::vector<std::string>{"0", "65", "1.5"}, "1..64", s);
   t.values("--rate", kGarbage + kHuge + std::vector<std::string>{"0", "100000001", "1M5", "1e300k", "-inf"}, "100M", s);
   t.values("--packet-size", kGarbage + kHuge + std::vector<std::string>{"0", "23", "65001"}, "24..65000", s);
   t.values("--duration", kTimeGarbage + std::vector<std::string>{"0", "86401"}, "a day", s);

@@ -71,7 +71,8 @@ TEST(CliPace, BadArgumentsExit2) {
         "pace --compare timer=busy,nope", "pace --packet-size 10", "pace fq quantum 0",
         "pace fq bogus 1", "pace tbf", "pace --no-such-option", "pace --dest 127.0.0.1",
         "pace --dest ::1:9", "pace --dest [::1]:0", "pace --dest 127.0.0.1:9 --egress sink",
-        "pace --dest 127.0.0.1:9 --netns", "pace --timer blasts"}) {
+        "pace --dest 127.0.0.1:9 --netns", "pace --timer blasts", "pace --queues 0", "pace --queues 65",
+        "pace --queues 2 --timer blast"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;
@@ -128,6 +129,32 @@ TEST(CliPace, BlastSendsTheSamePacketsUnpacedBesideAPacedRun) {
   EXPECT_EQ(j[1]["wakeups_per_s"].get<double>(), 0.0);
   EXPECT_GT(j[1]["pps"].get<double>(), 8000.0);
   EXPECT_LT(j[0]["pps"].get<double>(), 4400.0);
+}
+
+// --queues: flows spread over the queues, each queue's share and the
+// totals in the JSON, fq options applied to every child of the mq qdisc.
+TEST(CliPace, QueuesReportPerQueueAndTotal) {
+  const Result r = run(
+      "pace --queues 3 --flows 30 --rate 3000 --packet-size 100 --duration 1 --json -q --no-probe "
+      "fq quantum 3000");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out).at(0);
+  EXPECT_EQ(j["queues"], 3);
+  ASSERT_EQ(j["per_queue"].size(), 3U);
+  long flows = 0, sent = 0;
+  for (const auto& q : j["per_queue"]) {
+    flows += q["flows"].get<long>();
+    sent += q["packets_sent"].get<long>();
+    EXPECT_TRUE(q["accounting"]["balanced"].get<bool>());
+  }
+  EXPECT_EQ(flows, 30);
+  EXPECT_EQ(sent, j["packets_sent"].get<long>());
+  EXPECT_EQ(j["packets_sent"].get<long>(), j["packets_received"].get<long>() + j["packets_lost"].get<long>());
+  ASSERT_TRUE(j["qdisc"].is_array());
+  ASSERT_EQ(j["qdisc"].size(), 4U);
+  EXPECT_EQ(j["qdisc"][0]["kind"], "mq");
+  EXPECT_EQ(j["qdisc"][0]["packets"].get<long>(), sent);
+  for (int q = 1; q <= 3; ++q) EXPECT_EQ(j["qdisc"][q]["options"]["quantum"], 3000);
 }
 
 TEST(CliPace, SigintPrintsSummaryAndExitsZero) {

@@ -77,7 +77,10 @@ INSTANTIATE_TEST_SUITE_P(AllTimers, PacerStrategies,
 TEST(Pacer, SchedulerDropsComeBackWithTheirReason) {
   std::vector<FlowOwner> owners(1);
   owners[0].id = 1;
-  const Time t0 = mono_now() + 50 * kNsecPerMsec;
+  // 300 ms ahead: the drops need all 10 in fq before the first leaves; under
+  // TSan on a loaded machine the producer was once descheduled past 50 ms
+  // between submits, and every packet left on its own (0 drops).
+  const Time t0 = mono_now() + 300 * kNsecPerMsec;
   auto pkts = make_packets(10, owners, t0, 10 * kNsecPerMsec);
   Outcome out(pkts.size());
   SinkEgress sink;

@@ -3,7 +3,7 @@
 //
 //   ufq pace [--flows N] [--rate PPS] [--packet-size B] [--duration T]
 //            [--timer nanosleep|epoll|timerfd|busy|hybrid|tick] [--spin T] [--tick T]
-//            [--egress shared|per-flow|sink] [--no-gso] [--netns] [--dest HOST:PORT]
+//            [--egress shared|per-flow|sink] [--no-gso] [--netns] [--dest HOST:PORT] [--queues N]
 //            [--compare KEY=V1,V2,...] [--json] [--quiet] [fq [FQ OPTIONS...]]
 //
 // The words after `fq` go to the tc-fq parser, as in `ufq show`. --compare
@@ -53,6 +53,7 @@ struct PaceArgs {
   std::string compare;
   std::uint64_t seed = 1;
   std::string compat = "latest";
+  std::uint32_t queues = 1;
 };
 
 // 100000, 100k, 1.5M
@@ -77,6 +78,9 @@ struct RunPlan {
 // before any socket, namespace or thread exists; empty when it fits.
 std::string check_pace_plan(const rt::PaceOptions& o) {
   const std::uint32_t flows = o.workload.flows;
+  if (o.blast && o.queues > 1)
+    return "--timer blast sends from one thread: it excludes --queues " + std::to_string(o.queues) +
+           " (use --queues 1)";
   if (o.egress == rt::EgressKind::udp_per_flow) {
     // One socket per flow, plus the receiver's, the /proc readers' and stdio.
     constexpr std::uint64_t kOtherFiles = 64;
@@ -94,7 +98,10 @@ std::string check_pace_plan(const rt::PaceOptions& o) {
       std::min(4e6, o.workload.rate_pps * (static_cast<double>(o.workload.lead_ns) / 1e9 + 0.1) + 4096.0);
   // Each pooled datagram also has its own payload buffer (not with the sink).
   const double payload = o.egress == rt::EgressKind::sink ? 0.0 : static_cast<double>(o.workload.payload);
-  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * (128.0 + payload);
+  // Each further queue: its pool's 4096 spare packets and its ring.
+  const double per_queue = 4096.0 * (128.0 + payload) + 16.0 * (1U << 16);
+  const double bytes = 64.0 * 1024 * 1024 + flows * 256.0 + pool * (128.0 + payload) +
+                       (o.queues - 1) * per_queue;
   return check_memory(bytes, "--flows, --rate x --lead, --packet-size", "lower them");
 }
 
@@ -151,6 +158,8 @@ int pace(const PaceArgs& a, CLI::App& sub) {
     base.dest = *d;
   }
   base.probe_timer = !a.no_probe;
+  if (a.queues < 1 || a.queues > 64) return fail("--queues: " + std::to_string(a.queues) + " is outside 1..64");
+  base.queues = a.queues;
   if (a.nice < -20 || a.nice > 19) return fail("--nice: must be -20..19");
   base.pacer_nice = a.nice;
   if (a.pin && rt::cpu_count() >= 2) {
@@ -229,7 +238,9 @@ int pace(const PaceArgs& a, CLI::App& sub) {
       };
       human << "ufq pace" << (p.label.empty() ? "" : " [" + p.label + "]") << ": "
             << p.opt.workload.flows << " flows, " << p.opt.workload.rate_pps << " pkt/s, timer "
-            << rt::to_string(p.opt.sleeper.kind) << ", fq timer_slack "
+            << rt::to_string(p.opt.sleeper.kind)
+            << (p.opt.queues > 1 ? ", " + std::to_string(p.opt.queues) + " queues" : std::string())
+            << ", fq timer_slack "
             << tc::format_time64_ns(static_cast<std::int64_t>(p.opt.fq.timer_slack_ns)) << "\n"
             << std::flush;
     }
@@ -318,7 +329,14 @@ void add_pace_command(Commands& commands) {
                   "run once per value: KEY=V1,V2,... with KEY an fq option, `timer` or `egress`");
   sub->add_flag("--json", a->json, "print a JSON array (one object per run) on stdout");
   sub->add_flag("-q,--quiet", a->quiet, "no interval lines or summaries");
-  sub->add_flag("--pin", a->pin, "pin the pacer to the last CPU, producer and receiver to CPU 0");
+  sub->add_flag("--pin", a->pin,
+                "pin the pacer to the last CPU, producer and receiver to CPU 0; with --queues N, "
+                "queue q's pacer and producer to CPU q mod the CPU count");
+  sub->add_option("--queues", a->queues,
+                  "pacer queues, one pacer thread, fq, producer and socket each (1..64); flows "
+                  "steered by the hash of their owner; reported per queue and in total (tc -s mq)")
+      ->check(integer_in(1, 64))
+      ->capture_default_str();
   sub->add_option("--nice", a->nice, "nice value of the pacer and receiver threads (-20..19; <0 needs root)")
       ->check(integer_in(-20, 19))
       ->capture_default_str();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "ufq/config.hpp"
@@ -33,5 +34,21 @@ std::string format_qdisc_json(const FqConfig& cfg, const QdiscHeader& header = {
 // The same with the `tc -j -s` statistics members after "options".
 std::string format_qdisc_json(const FqConfig& cfg, const FqStats& stats,
                               const QdiscHeader& header = {});
+
+// An `mq` root with one fq child per transmit queue, as `tc -s qdisc show`
+// prints it (iproute2 6.1 against Linux 6.1, recorded in
+// tests/rt/data/kernel-mq-6.1.txt): the mq line ("qdisc mq 1: root "), its
+// Sent/backlog lines, the sums of the children's generic counters (what mq
+// itself reports), then each child: "qdisc fq 0: parent 1:<q+1> <options>"
+// and its statistics. Children come in queue order (the kernel prints them
+// in its hash table's order). Pre: cfgs.size() == stats.size() >= 1.
+std::string format_mq_qdisc(std::span<const FqConfig> cfgs, std::span<const FqStats> stats,
+                            std::uint16_t mq_major = 1);
+
+// The same as `tc -j -s qdisc show`'s array: the mq object
+// {"kind":"mq","handle":"1:","root":true,"options":{},"bytes":..,...,"qlen":..}
+// then one format_qdisc_json object per child.
+std::string format_mq_qdisc_json(std::span<const FqConfig> cfgs, std::span<const FqStats> stats,
+                                 std::uint16_t mq_major = 1);
 
 }  // namespace ufq::tc

@@ -181,34 +181,67 @@ PaceReport run_pace(const PaceOptions& opt) {
   }
   rep.receiver = rx != nullptr;
 
-  // Packets: enough for the lead time plus generous slack for stalls.
+  const std::uint32_t nq = opt.queues;
+  if (nq == 0 || nq > MultiQueuePacer::kMaxQueues)
+    throw std::invalid_argument("queues must be 1.." + std::to_string(MultiQueuePacer::kMaxQueues));
+  // Flows by queue: the default steering (the hash of the owner, whose id
+  // is flow + 1).
+  std::vector<std::vector<std::uint32_t>> flows_of(nq);
+  std::vector<std::uint32_t> local(flows);  // flow -> index within its queue
+  for (std::uint32_t f = 0; f < flows; ++f) {
+    auto& v = flows_of[MultiQueuePacer::hash_queue(std::uint64_t{f} + 1, nq)];
+    local[f] = static_cast<std::uint32_t>(v.size());
+    v.push_back(f);
+  }
+
+  // Everything a queue owns, written by its producer and pacer threads only.
+  struct QueueState {
+    std::unique_ptr<PacketPool> pool;
+    std::unique_ptr<Egress> egress;
+    std::vector<Departures> dep;  // per flow of the queue
+    Histogram lateness;
+  };
+  std::vector<QueueState> qs(nq);
+
+  // Packets: enough for the lead time plus generous slack for stalls, per
+  // queue in proportion to its flows.
   const double in_flight =
       opt.workload.rate_pps * (static_cast<double>(opt.workload.lead_ns) / 1e9 + 0.1);
-  const auto pool_size = static_cast<std::uint32_t>(std::min(4e6, in_flight + 4096.0));
-  // Each pooled datagram has its own payload buffer (the sink sends nothing).
-  PacketPool pool(pool_size, opt.egress == EgressKind::sink ? 0 : opt.workload.payload);
-
-  std::unique_ptr<Egress> egress;
   FlowSockets sockets;
-  if (opt.egress == EgressKind::sink) {
-    egress = std::make_unique<SinkEgress>();
-  } else {
-    UdpEgressConfig ec;
-    ec.gso = opt.gso;
-    ec.send = opt.sendmmsg;
-    auto open = [&] {
-      egress = std::make_unique<UdpEgress>(ec);
-      if (opt.egress == EgressKind::udp_per_flow) sockets.open(dest, flows);
-    };
-    if (ns)
-      ns->in_sender(open);
-    else
-      open();
+  for (std::uint32_t q = 0; q < nq; ++q) {
+    const double share = static_cast<double>(flows_of[q].size()) / static_cast<double>(flows);
+    const auto pool_size = static_cast<std::uint32_t>(std::min(4e6, in_flight * share + 4096.0));
+    // Each pooled datagram has its own payload buffer (the sink sends nothing).
+    qs[q].pool = std::make_unique<PacketPool>(pool_size, opt.egress == EgressKind::sink ? 0 : opt.workload.payload);
+    qs[q].dep.resize(flows_of[q].size());
   }
-  rep.egress = egress->describe();
-  if (opt.egress == EgressKind::udp_per_flow) rep.egress += ", per-flow connected sockets";
 
-  if (opt.blast) return finish_blast(opt, rep, pool, *egress, rx.get(), sockets.fds, dest);
+  // One egress per queue, each with its own socket(s).
+  for (std::uint32_t q = 0; q < nq; ++q) {
+    if (opt.egress == EgressKind::sink) {
+      qs[q].egress = std::make_unique<SinkEgress>();
+    } else {
+      UdpEgressConfig ec;
+      ec.gso = opt.gso;
+      ec.send = opt.sendmmsg;
+      auto open = [&] {
+        qs[q].egress = std::make_unique<UdpEgress>(ec);
+        if (q == 0 && opt.egress == EgressKind::udp_per_flow) sockets.open(dest, flows);
+      };
+      if (ns)
+        ns->in_sender(open);
+      else
+        open();
+    }
+  }
+  rep.egress = qs[0].egress->describe();
+  if (opt.egress == EgressKind::udp_per_flow) rep.egress += ", per-flow connected sockets";
+  if (nq > 1) rep.egress += ", one per queue";
+
+  if (opt.blast) {
+    if (nq != 1) throw std::invalid_argument("--timer blast sends from one thread: it excludes --queues above 1");
+    return finish_blast(opt, rep, *qs[0].pool, *qs[0].egress, rx.get(), sockets.fds, dest);
+  }
 
   // Timer latency of this machine with the chosen slack.
   if (opt.probe_timer) {
@@ -218,14 +251,13 @@ PaceReport run_pace(const PaceOptions& opt) {
     if (opt.on_probe) opt.on_probe(*rep.timer_latency);
   }
 
-  // What happens to each packet (pacer thread while running).
-  std::vector<Departures> dep(flows);
-  Histogram lateness;
-  PacketDone done = [&](Packet& p, PacketFate fate, Time when) {
+  // What happens to each packet (the queue's pacer thread while running).
+  MultiQueueDone done = [&](std::uint32_t q, Packet& p, PacketFate fate, Time when) {
+    QueueState& st = qs[q];
     if (fate == PacketFate::sent) {
-      const PacketMeta& m = pool.meta(p);
-      lateness.add_signed(static_cast<std::int64_t>(when - m.intended));
-      Departures& d = dep[m.flow];
+      const PacketMeta& m = st.pool->meta(p);
+      st.lateness.add_signed(static_cast<std::int64_t>(when - m.intended));
+      Departures& d = st.dep[local[m.flow]];
       if (d.n++ == 0) {
         d.first = when;
         d.first_intended = m.intended;
@@ -233,30 +265,65 @@ PaceReport run_pace(const PaceOptions& opt) {
       d.last = when;
       d.last_intended = m.intended;
     }
-    pool.release(p);
+    st.pool->release(p);
   };
 
-  PacerConfig pc;
-  pc.fq = opt.fq;
-  pc.sleeper = opt.sleeper;
-  pc.cpu = opt.pacer_cpu;
-  pc.nice = opt.pacer_nice;
-  pc.ring_capacity = opt.ring_capacity;
-  Pacer pacer(pc, *egress, done);
-  rep.timer = to_string(pacer.timer());
+  const int ncpu = cpu_count();
+  auto queue_cpu = [&](std::uint32_t q) {
+    if (opt.pacer_cpu < 0) return -1;
+    return nq == 1 ? opt.pacer_cpu : static_cast<int>(q % static_cast<std::uint32_t>(ncpu > 0 ? ncpu : 1));
+  };
+  MultiQueueConfig mc;
+  mc.queues = nq;
+  mc.pacer.fq = opt.fq;
+  mc.pacer.sleeper = opt.sleeper;
+  mc.pacer.nice = opt.pacer_nice;
+  mc.pacer.ring_capacity = opt.ring_capacity;
+  for (std::uint32_t q = 0; q < nq; ++q) mc.cpus.push_back(queue_cpu(q));
+  std::vector<Egress*> egress_ptrs;
+  for (auto& st : qs) egress_ptrs.push_back(st.egress.get());
+  MultiQueuePacer mq(mc, egress_ptrs, done);
+  rep.timer = to_string(mq.queue(0).timer());
 
-  WorkloadConfig wc = opt.workload;
-  if (wc.cpu < 0) wc.cpu = opt.helper_cpu;
-  wc.dest = dest;
-  wc.flow_fds = sockets.fds;
-  FlowGenerator gen(wc, pool, pacer);
-  rep.period_ns = gen.period_ns();
+  std::vector<std::unique_ptr<FlowGenerator>> gens(nq);
+  for (std::uint32_t q = 0; q < nq; ++q) {
+    WorkloadConfig wc = opt.workload;
+    if (wc.cpu < 0) wc.cpu = nq == 1 ? opt.helper_cpu : queue_cpu(q);
+    wc.dest = dest;
+    wc.flow_fds = sockets.fds;
+    wc.flows_of = flows_of[q];
+    wc.queue = q;
+    if (wc.flows_of.empty()) continue;  // no flow hashed to this queue
+    gens[q] = std::make_unique<FlowGenerator>(wc, *qs[q].pool, mq);
+    rep.period_ns = gens[q]->period_ns();
+  }
+  auto generators = [&](auto&& fn) {
+    for (auto& g : gens)
+      if (g) fn(*g);
+  };
+  auto workload_counters = [&] {
+    WorkloadCounters t;
+    generators([&](FlowGenerator& g) {
+      const WorkloadCounters c = g.counters();
+      t.generated += c.generated;
+      t.pool_empty += c.pool_empty;
+      t.ring_full += c.ring_full;
+      t.late_handover += c.late_handover;
+      t.held_at_exit += c.held_at_exit;
+    });
+    return t;
+  };
+  auto all_finished = [&] {
+    bool all = true;
+    generators([&](FlowGenerator& g) { all = all && g.finished(); });
+    return all;
+  };
 
   const Time t_start = mono_now() + 20 * kNsecPerMsec;
   const Time t_end = t_start + opt.duration_ns;
   if (rx) rx->start();
-  pacer.start();
-  gen.start(t_start, t_end);
+  mq.start();
+  generators([&](FlowGenerator& g) { g.start(t_start, t_end); });
 
   auto sample = [&] {
     struct S {
@@ -264,10 +331,11 @@ PaceReport run_pace(const PaceOptions& opt) {
       PacerCounters pacer;
       WorkloadCounters producer;
     };
-    S s{read_proc_sample().value_or(ProcSample{}), pacer.counters(), gen.counters()};
+    S s{read_proc_sample().value_or(ProcSample{}), mq.counters().total, workload_counters()};
     return s;
   };
   sleep_until(t_start);
+  const MultiQueueCounters base_q = mq.counters();
   const auto base = sample();
   auto prev = base;
   Time next_tick = t_start + opt.interval_ns;
@@ -302,17 +370,18 @@ PaceReport run_pace(const PaceOptions& opt) {
     sleep_until(std::min({now + 50 * kNsecPerMsec, next_tick, t_end}));
   }
   const auto fin = sample();
+  const MultiQueueCounters fin_q = mq.counters();  // per queue, over the same span
 
   // Wind down: no more packets, send what is queued (bounded), let the
   // receiver read what is in flight.
   if (!rep.stopped_by_signal) {
     // Let a stalled producer hand over the last departures (bounded).
     const Time give_up = mono_now() + opt.drain_ns + kNsecPerSec;
-    while (!gen.finished() && mono_now() < give_up) sleep_until(mono_now() + kNsecPerMsec);
+    while (!all_finished() && mono_now() < give_up) sleep_until(mono_now() + kNsecPerMsec);
   }
-  gen.stop();
-  pacer.stop(opt.drain_ns);
-  const PacerResult& pr = pacer.result();
+  generators([](FlowGenerator& g) { g.stop(); });
+  mq.stop(opt.drain_ns);
+  const PacerResult& pr = mq.result().total;
   if (rx) {
     const Time give_up = mono_now() + opt.receive_wait_ns;
     while (rx->packets_approx() < pr.counters.sent && mono_now() < give_up)
@@ -333,7 +402,9 @@ PaceReport run_pace(const PaceOptions& opt) {
   rep.pacer_cpu_pct =
       100.0 * static_cast<double>(fin.pacer.thread_cpu_ns - base.pacer.thread_cpu_ns) / 1e9 / secs;
   const double life = static_cast<double>(opt.duration_ns) / 1e9;
-  rep.producer_cpu_pct = 100.0 * static_cast<double>(gen.thread_cpu_ns()) / 1e9 / life;
+  std::uint64_t producer_cpu = 0;
+  generators([&](FlowGenerator& g) { producer_cpu += g.thread_cpu_ns(); });
+  rep.producer_cpu_pct = 100.0 * static_cast<double>(producer_cpu) / 1e9 / life;
   rep.receiver_cpu_pct = rx ? 100.0 * static_cast<double>(rx->thread_cpu_ns()) / 1e9 / life : 0.0;
   rep.cpu_pct = rep.pacer_cpu_pct + rep.producer_cpu_pct;
   rep.process_cpu_pct = sys.process_cpu_pct;
@@ -341,7 +412,7 @@ PaceReport run_pace(const PaceOptions& opt) {
     const double pacer_ns = static_cast<double>(fin.pacer.thread_cpu_ns - base.pacer.thread_cpu_ns);
     rep.pacer_ns_per_packet = pacer_ns / sent;
     // The producer's CPU is known over its life only: scale it to the span.
-    const double producer_ns = static_cast<double>(gen.thread_cpu_ns()) * secs / life;
+    const double producer_ns = static_cast<double>(producer_cpu) * secs / life;
     rep.sender_ns_per_packet = (pacer_ns + producer_ns) / sent;
     rep.sender_softirq_ns_per_packet =
         rep.sender_ns_per_packet + sys.ksoftirqd_cpu_pct / 100.0 * secs * 1e9 / sent;
@@ -351,7 +422,7 @@ PaceReport run_pace(const PaceOptions& opt) {
   rep.pacer = pr;
   rep.fq_stats = pr.fq;
   rep.fates = pr.fates;
-  const WorkloadCounters wcnt = gen.counters();
+  const WorkloadCounters wcnt = workload_counters();
   rep.packets_generated = wcnt.generated;
   rep.pool_empty = wcnt.pool_empty;
   rep.ring_full = wcnt.ring_full;
@@ -363,13 +434,20 @@ PaceReport run_pace(const PaceOptions& opt) {
   rep.accounting = pr.accounting;
   rep.accounting.produced = wcnt.generated + wcnt.held_at_exit;
   rep.accounting.unsent_producer = wcnt.held_at_exit;
-  rep.lateness = lateness;
+  for (const QueueState& st : qs) rep.lateness.merge(st.lateness);
 
   // Per-flow rates: from arrivals when there is a receiver, else departures.
+  auto departures = [&](std::uint32_t f) -> const Departures& {
+    return qs[MultiQueuePacer::hash_queue(std::uint64_t{f} + 1, nq)].dep[local[f]];
+  };
   double err_sum = 0;
   std::uint32_t measured = 0;
+  std::vector<double> queue_err(nq, 0.0);
+  std::uint32_t flow_now = 0;  // the flow being accounted
   auto account = [&](double e) {
     rep.flow_rate_error_max = std::max(rep.flow_rate_error_max, e);
+    double& qe = queue_err[MultiQueuePacer::hash_queue(std::uint64_t{flow_now} + 1, nq)];
+    qe = std::max(qe, e);
     err_sum += e;
     ++measured;
   };
@@ -381,21 +459,47 @@ PaceReport run_pace(const PaceOptions& opt) {
     rep.transit = rx->transit();
     rep.gaps = rx->gaps();
     for (std::uint32_t f = 0; f < flows; ++f) {
+      flow_now = f;
       const FlowArrivals& a = rx->flows()[f];
       if (a.packets >= 2)
         account(rate_error(a.first, a.last, a.first_intended, a.last_intended));
-      else if (dep[f].n >= 2)
+      else if (departures(f).n >= 2)
         account(1.0);  // sent but (almost) nothing arrived
     }
   } else {
     // No receiver (the sink, or --dest): nothing received is measured;
     // rates from departures.
     for (std::uint32_t f = 0; f < flows; ++f)
-      if (dep[f].n >= 2)
-        account(rate_error(dep[f].first, dep[f].last, dep[f].first_intended, dep[f].last_intended));
+      if (const Departures& d = departures(flow_now = f); d.n >= 2)
+        account(rate_error(d.first, d.last, d.first_intended, d.last_intended));
   }
   rep.flows_measured = measured;
   rep.flow_rate_error_mean = measured ? err_sum / measured : 0.0;
+
+  // Per queue: its producer's packets against its pacer's fates.
+  rep.queues = nq;
+  for (std::uint32_t q = 0; q < nq; ++q) {
+    PaceQueueReport qr;
+    qr.queue = q;
+    qr.cpu = queue_cpu(q);
+    qr.flows = static_cast<std::uint32_t>(flows_of[q].size());
+    qr.pacer = mq.result().queues[q];
+    const PacerCounters& b = base_q.queues[q];
+    const PacerCounters& e = fin_q.queues[q];
+    qr.pps = static_cast<double>(e.sent - b.sent) / secs;
+    qr.wakeups_per_s = static_cast<double>(e.wakeups - b.wakeups) / secs;
+    qr.pacer_cpu_pct = 100.0 * static_cast<double>(e.thread_cpu_ns - b.thread_cpu_ns) / 1e9 / secs;
+    qr.flow_rate_error_max = queue_err[q];
+    qr.accounting = qr.pacer.accounting;
+    if (gens[q]) {
+      const WorkloadCounters c = gens[q]->counters();
+      qr.packets_generated = c.generated;
+      qr.producer_cpu_pct = 100.0 * static_cast<double>(gens[q]->thread_cpu_ns()) / 1e9 / life;
+      qr.accounting.produced = c.generated + c.held_at_exit;
+      qr.accounting.unsent_producer = c.held_at_exit;
+    }
+    rep.per_queue.push_back(std::move(qr));
+  }
   return rep;
 }
 

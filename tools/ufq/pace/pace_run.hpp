@@ -1,7 +1,8 @@
 // One `ufq pace` run: the workload generator, the pacer (one fq scheduler
-// and a wake-up strategy), UDP egress to a receiver on 127.0.0.1 (or across
-// a veth pair between two namespaces), the /proc sampler every interval, and
-// the accounting and measurements at the end.
+// and a wake-up strategy; with --queues N, N of them, each with its own
+// producer, pool and egress: MultiQueuePacer), UDP egress to a receiver on
+// 127.0.0.1 (or across a veth pair between two namespaces), the /proc
+// sampler every interval, and the accounting and measurements at the end.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "ufq/rt/accounting.hpp"
 #include "ufq/rt/egress.hpp"
 #include "ufq/histogram.hpp"
+#include "ufq/rt/multi_queue_pacer.hpp"
 #include "ufq/rt/pacer.hpp"
 #include "ufq/rt/sleeper.hpp"
 #include "pace/timer_probe.hpp"
@@ -73,6 +75,26 @@ struct PaceOptions {
   // the socket takes them, without fq, producer thread or timer (blast.hpp);
   // `timer` reads "blast" in the report.
   bool blast = false;
+  // Pacer queues (MultiQueuePacer): flows steered by the hash of their owner,
+  // one producer, pool and egress (its own socket) per queue. With pinning
+  // (pacer_cpu >= 0) and more than one queue, queue q's pacer and producer
+  // run on CPU q mod the CPU count.
+  std::uint32_t queues = 1;
+};
+
+// One queue's share of a run (`ufq pace --queues N`).
+struct PaceQueueReport {
+  std::uint32_t queue = 0;
+  int cpu = -1;                  // pinned to (-1: not)
+  std::uint32_t flows = 0;       // steered to this queue
+  double pps = 0;
+  double wakeups_per_s = 0;
+  double pacer_cpu_pct = 0;
+  double producer_cpu_pct = 0;
+  double flow_rate_error_max = 0;
+  std::uint64_t packets_generated = 0;
+  PacketAccounting accounting;   // produced = this queue's producer's
+  PacerResult pacer;
 };
 
 struct PaceReport {
@@ -125,7 +147,9 @@ struct PaceReport {
   Histogram transit;                // receive timestamp - intended departure
   Histogram gaps;                   // arrival gaps within a flow
 
-  PacerResult pacer;
+  PacerResult pacer;               // with several queues: the totals
+  std::uint32_t queues = 1;
+  std::vector<PaceQueueReport> per_queue;  // one per queue (also with one queue)
   std::optional<TimerLatency> timer_latency;
   std::vector<IntervalReport> intervals;
 };

@@ -5,6 +5,7 @@
 
 #include "ufq/tc/fq_options.hpp"
 #include "ufq/tc/qdisc_print.hpp"
+#include "ufq/tc/stats_print.hpp"
 #include "ufq/tc/units.hpp"
 
 namespace ufq::rt {
@@ -74,8 +75,8 @@ std::string format_summary(const PaceReport& r) {
   o << fmt("   system:  %.0f interrupts/s, %.0f context switches/s, us %.0f%% sy %.0f%% id %.0f%%\n",
            r.system.interrupts_per_s, r.system.context_switches_per_s, r.system.user_pct,
            r.system.system_pct, r.system.idle_pct);
-  o << fmt("   CPU:     pacer thread %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
-           r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
+  o << fmt("   CPU:     pacer thread%s %.1f%%, sender (pacer + producer) %.1f%%, receiver %.1f%%, process %.1f%% (of one CPU)\n",
+           r.queues > 1 ? "s" : "", r.pacer_cpu_pct, r.cpu_pct, r.receiver_cpu_pct, r.process_cpu_pct);
   o << fmt("   per packet: pacer %.0f ns, sender %.0f ns, sender + ksoftirqd %.0f ns; softirq %.1f%% of all CPUs, ksoftirqd %.1f%% of one, NET_RX %.0f/s, NET_TX %.0f/s\n",
            r.pacer_ns_per_packet, r.sender_ns_per_packet, r.sender_softirq_ns_per_packet,
            r.system.softirq_pct, r.system.ksoftirqd_cpu_pct, r.system.net_rx_per_s,
@@ -119,8 +120,54 @@ std::string format_summary(const PaceReport& r) {
            static_cast<unsigned long long>(r.ring_full), static_cast<unsigned long long>(r.pool_empty),
            static_cast<unsigned long long>(r.late_handover));
   if (r.timer_latency) o << "   " << format_timer_latency(*r.timer_latency);
-  if (r.timer != "blast") o << tc::format_qdisc(r.fq, r.fq_stats);  // a blast has no qdisc
+  if (r.timer == "blast") {
+    // A blast has no qdisc.
+  } else if (r.queues > 1) {
+    o << fmt("   queues:  %u (flows steered by the hash of their owner; every figure above is the total)\n",
+             r.queues);
+    o << "   queue  cpu  flows    pkts/s  wake-ups/s  pacer%  producer%  rate err max  accounting\n";
+    for (const PaceQueueReport& q : r.per_queue)
+      o << fmt("   %5u %4s %6u %9.0f %11.0f %6.1f%% %9.1f%% %12.3f%%  %s\n", q.queue,
+               q.cpu < 0 ? "-" : std::to_string(q.cpu).c_str(), q.flows, q.pps, q.wakeups_per_s,
+               q.pacer_cpu_pct, q.producer_cpu_pct, 100.0 * q.flow_rate_error_max,
+               q.accounting.balanced() ? "balanced" : q.accounting.format().c_str());
+    o << format_mq_qdisc(r);
+  } else {
+    o << tc::format_qdisc(r.fq, r.fq_stats);
+  }
   return o.str();
+}
+
+namespace {
+
+std::vector<FqConfig> queue_configs(const PaceReport& r) { return std::vector<FqConfig>(r.per_queue.size(), r.fq); }
+std::vector<FqStats> queue_stats(const PaceReport& r) {
+  std::vector<FqStats> v;
+  for (const PaceQueueReport& q : r.per_queue) v.push_back(q.pacer.fq);
+  return v;
+}
+
+nlohmann::ordered_json accounting_json(const PacketAccounting& a) {
+  nlohmann::ordered_json by_errno = nlohmann::ordered_json::object();
+  a.failed.for_each([&](const std::string& name, std::uint64_t n) { by_errno[name] = n; });
+  return {{"produced", a.produced},
+          {"sent", a.sent},
+          {"dropped",
+           {{"limit", a.drop_limit}, {"flow_limit", a.drop_flow_limit}, {"horizon", a.drop_horizon},
+            {"total", a.dropped()}}},
+          {"failed", {{"by_errno", by_errno}, {"total", a.failed.total()}}},
+          {"unsent",
+           {{"producer", a.unsent_producer}, {"ring", a.unsent_ring}, {"scheduler", a.unsent_scheduler},
+            {"egress", a.unsent_egress}, {"total", a.unsent()}}},
+          {"balanced", a.balanced()}};
+}
+
+}  // namespace
+
+std::string format_mq_qdisc(const PaceReport& r) {
+  const auto cfgs = queue_configs(r);
+  const auto stats = queue_stats(r);
+  return tc::format_mq_qdisc(cfgs, stats);
 }
 
 std::string format_comparison(const std::vector<PaceReport>& runs) {
@@ -189,20 +236,7 @@ std::string format_json(const PaceReport& r) {
   j["packets_dropped"] = drops;
   j["packets_failed"] = r.fates[static_cast<std::size_t>(PacketFate::failed)];
   j["packets_unsent_at_exit"] = r.unsent_at_exit;
-  const PacketAccounting& a = r.accounting;
-  nlohmann::ordered_json by_errno = nlohmann::ordered_json::object();
-  a.failed.for_each([&](const std::string& name, std::uint64_t n) { by_errno[name] = n; });
-  j["accounting"] = {
-      {"produced", a.produced},
-      {"sent", a.sent},
-      {"dropped",
-       {{"limit", a.drop_limit}, {"flow_limit", a.drop_flow_limit}, {"horizon", a.drop_horizon},
-        {"total", a.dropped()}}},
-      {"failed", {{"by_errno", by_errno}, {"total", a.failed.total()}}},
-      {"unsent",
-       {{"producer", a.unsent_producer}, {"ring", a.unsent_ring}, {"scheduler", a.unsent_scheduler},
-        {"egress", a.unsent_egress}, {"total", a.unsent()}}},
-      {"balanced", a.balanced()}};
+  j["accounting"] = accounting_json(r.accounting);
   j["producer"] = {{"ring_full", r.ring_full}, {"pool_empty", r.pool_empty},
                    {"late_handover", r.late_handover}};
   j["flows_measured"] = r.flows_measured;
@@ -249,11 +283,32 @@ std::string format_json(const PaceReport& r) {
                   {"ring_full", i.ring_full},
                   {"pool_empty", i.pool_empty}});
   j["intervals"] = iv;
+  // Per queue (one entry with one queue); the figures above are the totals.
+  j["queues"] = r.queues;
+  nlohmann::ordered_json pq = nlohmann::ordered_json::array();
+  for (const PaceQueueReport& q : r.per_queue)
+    pq.push_back({{"queue", q.queue},
+                  {"cpu", q.cpu},
+                  {"flows", q.flows},
+                  {"pps", round2(q.pps)},
+                  {"wakeups_per_s", round2(q.wakeups_per_s)},
+                  {"pacer_cpu_pct", round2(q.pacer_cpu_pct)},
+                  {"producer_cpu_pct", round2(q.producer_cpu_pct)},
+                  {"packets_generated", q.packets_generated},
+                  {"packets_sent", q.accounting.sent},
+                  {"flow_rate_error_max", q.flow_rate_error_max},
+                  {"accounting", accounting_json(q.accounting)},
+                  {"fq", nlohmann::ordered_json::parse(tc::format_fq_stats_json(q.pacer.fq), nullptr, false)}});
+  j["per_queue"] = pq;
   // The qdisc as `tc -j -s qdisc show` prints it (its text keeps tc's
   // duplicate "throttled" key, so it is spliced in rather than parsed).
   std::string out = j.dump();
   out.pop_back();
-  out += ",\"qdisc\":" + tc::format_qdisc_json(r.fq, r.fq_stats) + "}";
+  // With several queues: the mq root and its fq children, `tc -j -s`'s array.
+  if (r.queues > 1)
+    out += ",\"qdisc\":" + tc::format_mq_qdisc_json(queue_configs(r), queue_stats(r)) + "}";
+  else
+    out += ",\"qdisc\":" + tc::format_qdisc_json(r.fq, r.fq_stats) + "}";
   return out;
 }
 

@@ -6,13 +6,14 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "ufq/rt/clock.hpp"
 #include "pace/wire.hpp"
 
 namespace ufq::rt {
 
-FlowGenerator::FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, Pacer& pacer)
+FlowGenerator::FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, MultiQueuePacer& pacer)
     : cfg_(cfg), pool_(pool), pacer_(pacer) {
   if (cfg_.flows == 0) throw std::invalid_argument("flows must be > 0");
   if (!cfg_.flow_fds.empty() && cfg_.flow_fds.size() != cfg_.flows)
@@ -23,20 +24,36 @@ FlowGenerator::FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, Pacer&
   const double period = 1e9 * static_cast<double>(cfg_.flows) / cfg_.rate_pps;
   if (period < 1.0 || period > 1e12) throw std::invalid_argument("per-flow period out of range");
   period_ = static_cast<Time>(std::llround(period));
-  owners_.resize(cfg_.flows);
-  phase_.resize(cfg_.flows);
-  seq_.assign(cfg_.flows, 0);
+  if (cfg_.flows_of.empty()) {
+    flow_.resize(cfg_.flows);
+    std::iota(flow_.begin(), flow_.end(), 0U);
+  } else {
+    flow_ = cfg_.flows_of;
+  }
+  // Every flow's phase from one sequence: the same schedule for any subset.
+  std::vector<Time> all(cfg_.flows);
   std::mt19937_64 rng(cfg_.seed);
   std::uniform_int_distribution<Time> dist(0, period_ - 1);
-  for (std::uint32_t f = 0; f < cfg_.flows; ++f) {
-    owners_[f].id = f + 1;
-    owners_[f].kind = FlowOwner::Kind::connected;
+  for (auto& t : all) t = dist(rng);
+  const std::size_t n = flow_.size();
+  owners_.resize(n);
+  phase_.resize(n);
+  seq_.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t f = flow_[i];
+    if (f >= cfg_.flows) throw std::invalid_argument("flow index out of range");
+    owners_[i].id = f + 1;
+    owners_[i].kind = FlowOwner::Kind::connected;
     // EDT packets: fq enforces the timestamps; the rate is informational.
-    owners_[f].pacing_rate = static_cast<Rate>(
+    owners_[i].pacing_rate = static_cast<Rate>(
         std::llround(static_cast<double>(packet_len()) * 1e9 / static_cast<double>(period_)));
-    phase_[f] = dist(rng);
+    phase_[i] = all[f];
+    if (pacer_.queue_of(&owners_[i], 0) != cfg_.queue)
+      throw std::invalid_argument("flow " + std::to_string(f) + " is steered to queue " +
+                                  std::to_string(pacer_.queue_of(&owners_[i], 0)) + ", not " +
+                                  std::to_string(cfg_.queue));
   }
-  order_.resize(cfg_.flows);
+  order_.resize(n);
   std::iota(order_.begin(), order_.end(), 0U);
   std::sort(order_.begin(), order_.end(),
             [&](std::uint32_t a, std::uint32_t b) { return phase_[a] < phase_[b]; });
@@ -46,12 +63,6 @@ FlowGenerator::~FlowGenerator() { stop(); }
 
 std::uint32_t FlowGenerator::packet_len() const {
   return cfg_.payload + frame_overhead(cfg_.dest.family());
-}
-
-std::uint64_t FlowGenerator::expected(std::uint32_t flow) const {
-  const Time first = start_ + phase_[flow];
-  if (end_ <= first) return 0;
-  return (end_ - first + period_ - 1) / period_;
 }
 
 WorkloadCounters FlowGenerator::counters() const {
@@ -79,7 +90,11 @@ void FlowGenerator::stop() {
 void FlowGenerator::loop() {
   ::pthread_setname_np(::pthread_self(), "ufq-producer");
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
-  const auto n = static_cast<std::uint64_t>(cfg_.flows);
+  const auto n = static_cast<std::uint64_t>(owners_.size());
+  if (n == 0) {
+    done_.store(true, std::memory_order_release);
+    return;
+  }
   std::uint64_t k = 0;  // next event: flow order_[k % n], round k / n
   Packet* pending = nullptr;  // a packet the ring refused, retried first
   auto event_time = [&](std::uint64_t e) {
@@ -99,14 +114,15 @@ void FlowGenerator::loop() {
           pool_empty_.fetch_add(1, std::memory_order_relaxed);
           break;
         }
-        const std::uint32_t f = order_[k % n];
+        const std::uint32_t i = order_[k % n];
+        const std::uint32_t f = flow_[i];
         p->len = packet_len();
         p->tstamp = t;
-        p->owner = &owners_[f];
+        p->owner = &owners_[i];
         p->hash = f * 2654435761U;
         PacketMeta& m = pool_.meta(*p);
         m.flow = f;
-        m.seq = seq_[f]++;
+        m.seq = seq_[i]++;
         m.intended = t;
         // The datagram: the wire header is its payload writer.
         Datagram& d = pool_.datagram(*p);
@@ -130,7 +146,7 @@ void FlowGenerator::loop() {
       generated_.fetch_add(1, std::memory_order_relaxed);
       if (due < now) late_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (earliest != kNever) pacer_.notify(earliest);
+    if (earliest != kNever) pacer_.notify(cfg_.queue, earliest);
     if (!pending && event_time(k) >= end_) break;  // all generated
     // Sleep to the next grid point (the producer's coarse tick).
     const Time next = (mono_now() / cfg_.tick_ns + 1) * cfg_.tick_ns;

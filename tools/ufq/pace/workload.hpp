@@ -14,6 +14,11 @@
 // waking on a coarse grid (default 1 ms), so producers rarely need to wake
 // the pacer. Packets come from a preallocated pool of datagrams; each
 // carries the wire header (wire.hpp) in its payload.
+//
+// With several queues (`ufq pace --queues N`) there is one generator per
+// queue, each with the flows steered to its queue (WorkloadConfig::flows_of)
+// and its own pool, so producers share nothing either; flow f's phase and
+// schedule are the same whatever the number of queues.
 #pragma once
 
 #include <atomic>
@@ -24,7 +29,7 @@
 #include "ufq/packet.hpp"
 #include "ufq/rt/datagram.hpp"
 #include "pace/packet_pool.hpp"
-#include "ufq/rt/pacer.hpp"
+#include "ufq/rt/multi_queue_pacer.hpp"
 
 namespace ufq::rt {
 
@@ -40,6 +45,10 @@ struct WorkloadConfig {
   // socket to send on (empty: the egress's own socket).
   Address dest;
   std::vector<int> flow_fds;
+  // The flows this generator makes (global indices, each steered to
+  // `queue`); empty: all of them, on queue 0.
+  std::vector<std::uint32_t> flows_of;
+  std::uint32_t queue = 0;
 };
 
 struct WorkloadCounters {
@@ -54,7 +63,9 @@ struct WorkloadCounters {
 
 class FlowGenerator {
  public:
-  FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, Pacer& pacer);
+  // Throws std::invalid_argument when a flow of `flows_of` is steered to
+  // another queue than cfg.queue.
+  FlowGenerator(const WorkloadConfig& cfg, PacketPool& pool, MultiQueuePacer& pacer);
   ~FlowGenerator();
   FlowGenerator(const FlowGenerator&) = delete;
   FlowGenerator& operator=(const FlowGenerator&) = delete;
@@ -67,9 +78,7 @@ class FlowGenerator {
   const WorkloadConfig& config() const { return cfg_; }
   Time period_ns() const { return period_; }
   std::uint32_t packet_len() const;  // fq's pkt_len: payload + UDP, IP and Ethernet headers
-  FlowOwner& owner(std::uint32_t flow) { return owners_[flow]; }
-  // Packets flow f is meant to send in [start, end).
-  std::uint64_t expected(std::uint32_t flow) const;
+  std::size_t flows() const { return owners_.size(); }  // this generator's
   WorkloadCounters counters() const;
   std::uint64_t thread_cpu_ns() const { return cpu_.load(std::memory_order_relaxed); }
 
@@ -78,13 +87,15 @@ class FlowGenerator {
 
   WorkloadConfig cfg_;
   PacketPool& pool_;
-  Pacer& pacer_;
+  MultiQueuePacer& pacer_;
   Time period_ = 0;
   Time start_ = 0, end_ = 0;
+  // Per flow of this generator (local index; flow_[i] is the global one).
+  std::vector<std::uint32_t> flow_;
   std::vector<FlowOwner> owners_;
-  std::vector<Time> phase_;            // per flow
-  std::vector<std::uint32_t> order_;   // flows by phase
-  std::vector<std::uint32_t> seq_;     // next sequence per flow
+  std::vector<Time> phase_;
+  std::vector<std::uint32_t> order_;   // local flows by phase
+  std::vector<std::uint32_t> seq_;     // next sequence
   std::thread thread_;
   std::atomic<bool> stop_{false}, done_{false};
   std::atomic<std::uint64_t> generated_{0}, pool_empty_{0}, ring_full_{0}, late_{0}, cpu_{0},

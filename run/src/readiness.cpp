@@ -175,6 +175,20 @@ int readiness_epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
   return r;
 }
 
+// Gives EPOLLOUT back to every registration it was dropped from whose socket
+// has room again. Pre: g_mu held.
+static void restore_dropped_locked() {
+  for (Reg& x : g_regs)
+    if (x.dropped && !full(x.fd)) {
+      epoll_event m{};
+      m.events = x.events;
+      m.data = x.data;
+      real().epoll_ctl(x.epfd, EPOLL_CTL_MOD, x.fd, &m);
+      x.dropped = false;
+      g_dropped.fetch_sub(1);
+    }
+}
+
 int readiness_filter_epoll(int epfd, epoll_event* evs, int n) {
   if (n <= 0 || !ProcessPacer::current()) return n;
   std::lock_guard lk(g_mu);
@@ -203,32 +217,14 @@ int readiness_filter_epoll(int epfd, epoll_event* evs, int n) {
     if (ev.events) evs[out++] = ev;
   }
   // Room may have come back between the check and the drop: look once more.
-  if (g_dropped.load() > 0) {
-    for (Reg& x : g_regs)
-      if (x.dropped && !full(x.fd)) {
-        epoll_event m{};
-        m.events = x.events;
-        m.data = x.data;
-        real().epoll_ctl(x.epfd, EPOLL_CTL_MOD, x.fd, &m);
-        x.dropped = false;
-        g_dropped.fetch_sub(1);
-      }
-  }
+  if (g_dropped.load() > 0) restore_dropped_locked();
   return out;
 }
 
 void readiness_room_back() {
   if (g_dropped.load(std::memory_order_acquire) == 0) return;
   std::lock_guard lk(g_mu);
-  for (Reg& x : g_regs)
-    if (x.dropped && !full(x.fd)) {
-      epoll_event m{};
-      m.events = x.events;
-      m.data = x.data;
-      real().epoll_ctl(x.epfd, EPOLL_CTL_MOD, x.fd, &m);
-      x.dropped = false;
-      g_dropped.fetch_sub(1);
-    }
+  restore_dropped_locked();
 }
 
 void readiness_refused(const SocketEntry& e) {

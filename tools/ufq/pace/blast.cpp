@@ -7,7 +7,6 @@
 #include <thread>
 #include <vector>
 
-#include "pace/wire.hpp"
 #include "ufq/rt/clock.hpp"
 
 namespace ufq::rt {
@@ -61,18 +60,7 @@ BlastResult run_blast_packets(const WorkloadConfig& wc, PacketPool& pool, Egress
         p->len = wc.payload + frame_overhead(wc.dest.empty() ? AF_INET : wc.dest.family());
         p->owner = &owners[f];
         p->hash = f * 2654435761U;
-        PacketMeta& m = pool.meta(*p);
-        m.flow = f;
-        m.seq = seq[f]++;
-        m.intended = now;
-        Datagram& d = pool.datagram(*p);
-        d.dest = wc.dest;
-        d.fd = wc.flow_fds.empty() ? -1 : wc.flow_fds[f];
-        d.size = wc.payload;
-        if (pool.payload() != 0) {
-          d.data = pool.buffer(*p);
-          write_wire_header(pool.buffer(*p), d.size, WireHeader{kWireMagic, f, m.seq, 0, now});
-        }
+        pool.fill(*p, f, seq[f]++, now, wc.dest, wc.flow_fds.empty() ? -1 : wc.flow_fds[f], wc.payload);
         ++made;
         f = f + 1 == wc.flows ? 0 : f + 1;
         egress.xmit(*p, i + 1 < n && made < packets);

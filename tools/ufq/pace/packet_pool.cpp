@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "pace/wire.hpp"
+
 namespace ufq::rt {
 
 PacketPool::PacketPool(std::uint32_t size, std::uint32_t payload)
@@ -43,6 +45,22 @@ void PacketPool::release(Packet& p) {
 std::uint32_t PacketPool::in_use_approx() const {
   const std::size_t free = free_.size_approx();
   return free >= size_ ? 0 : static_cast<std::uint32_t>(size_ - free);
+}
+
+void PacketPool::fill(Packet& p, std::uint32_t flow, std::uint32_t seq, Time intended,
+                      const Address& dest, int fd, std::uint32_t payload) {
+  PacketMeta& m = meta(p);
+  m.flow = flow;
+  m.seq = seq;
+  m.intended = intended;
+  Datagram& d = datagram(p);
+  d.dest = dest;
+  d.fd = fd;
+  d.size = payload;
+  if (payload_ != 0) {
+    d.data = buffer(p);
+    write_wire_header(buffer(p), d.size, WireHeader{kWireMagic, flow, seq, 0, intended});
+  }
 }
 
 }  // namespace ufq::rt

@@ -36,6 +36,12 @@ class PacketPool {
   // Give a packet back (it must not be held by a scheduler).
   void release(Packet& p);
 
+  // Makes p packet `seq` of workload flow `flow`, meant to leave at
+  // `intended`: its metadata, and its datagram (destination, socket, payload
+  // size, and the wire header written into its buffer: wire.hpp).
+  void fill(Packet& p, std::uint32_t flow, std::uint32_t seq, Time intended, const Address& dest,
+            int fd, std::uint32_t payload);
+
   PacketMeta& meta(const Packet& p) { return meta_[p.cookie]; }
   const PacketMeta& meta(const Packet& p) const { return meta_[p.cookie]; }
   Datagram& datagram(Packet& p) { return Datagram::of(p); }

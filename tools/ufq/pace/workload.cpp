@@ -9,7 +9,6 @@
 #include <string>
 
 #include "ufq/rt/clock.hpp"
-#include "pace/wire.hpp"
 
 namespace ufq::rt {
 
@@ -120,19 +119,8 @@ void FlowGenerator::loop() {
         p->tstamp = t;
         p->owner = &owners_[i];
         p->hash = f * 2654435761U;
-        PacketMeta& m = pool_.meta(*p);
-        m.flow = f;
-        m.seq = seq_[i]++;
-        m.intended = t;
-        // The datagram: the wire header is its payload writer.
-        Datagram& d = pool_.datagram(*p);
-        d.dest = cfg_.dest;
-        d.fd = cfg_.flow_fds.empty() ? -1 : cfg_.flow_fds[f];
-        d.size = cfg_.payload;
-        if (pool_.payload() != 0) {
-          d.data = pool_.buffer(*p);
-          write_wire_header(pool_.buffer(*p), d.size, WireHeader{kWireMagic, f, m.seq, 0, t});
-        }
+        pool_.fill(*p, f, seq_[i]++, t, cfg_.dest, cfg_.flow_fds.empty() ? -1 : cfg_.flow_fds[f],
+                   cfg_.payload);
         ++k;
       }
       const Time due = p->tstamp;

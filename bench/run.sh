@@ -70,14 +70,14 @@ fi
 # and the ratios of issue 14 (speedup_vs_heap_shuffled_1M, shuffled_vs_roundrobin_1M,
 # fast_vs_floor_1k): timer-driven paced 1k and 1M flows, shuffled 1M with single
 # calls, and the burst harness (enqueue_burst/dequeue_burst, 32 per wake-up) at 1k
-# and 1M round robin and 1M shuffled (with the fast scheduler's single calls in the
-# same harness beside it); 5 repetitions interleaved, so the implementations
+# and 1M round robin and 1k/1M shuffled (with the fast scheduler's single calls in the
+# same harness beside it), shuffled single calls at 1k/100k/1M; 5 repetitions interleaved, so the implementations
 # see the same machine state; run this one when the machine is quiet. About 5
 # minutes on a quiet machine (most of it the 1M-flow warm-ups).
 if [[ $suites == *" focus "* ]]; then
   choose_cpu focus
   "${pin[@]}" "$build/bench/bench_scheduler" \
-    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/1000000/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/1000000/32)$' \
+    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/(1000|100000|1000000)/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/(1000|1000000)/32)$' \
     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_focus.json"
@@ -95,6 +95,16 @@ if [[ $suites == *" adversarial "* ]]; then
   "${pin[@]}" "$build/bench/bench_adversarial" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_adversarial.json" ${ADV_FILTER:+--benchmark_filter="$ADV_FILTER"}
+fi
+
+# The price of precision on the default workload (100k packets/s): slack 0,
+# 10us, 50us, the 1 ms tick and the unpaced blast, interleaved (bench/
+# price_of_precision.sh; about 1.5 minutes; summary.json pacer.*_10us_vs_tick).
+# Writes price-of-precision-focus.{json,md}; the longer run quoted in
+# docs/results.md is `bench/price_of_precision.sh` itself.
+if [[ $suites == *" focus "* || $suites == *" precision "* ]]; then
+  cmake --build "$build" -j "$jobs" --target ufq
+  OUT=price-of-precision-focus bench/price_of_precision.sh "$build/tools/ufq/ufq" "${POP_REPS:-3}" "${POP_DURATION:-3}" 100k
 fi
 
 # One pacer per core: `ufq pace --egress sink` on 1 queue and on 2

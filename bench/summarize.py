@@ -299,6 +299,18 @@ if os.path.exists(focus_path):
     for k, v in focus_ns.items():
         summary["ns_per_packet"][k] = v
     summary.update(focus_keys)
+    # The shuffled single calls and the floor, from the same run where it has them.
+    for impl, key in (("Fast", "paced_shuffled"), ("Reference", "reference_paced_shuffled"),
+                      ("HeapPacer", "heap_paced_shuffled"), ("FifoFloor", "floor_paced_shuffled")):
+        for f in (1000, 100000, 1000000):
+            name = f"BM_PacedShuffled<{impl}>/{f}/10000"
+            if fm.get(name):
+                summary["ns_per_packet"].setdefault(key, {})[str(f)] = fns(name)
+    for f in (1000, 1000000):
+        if fm.get(f"BM_PacedTimer<FifoFloor>/{f}/10000"):
+            summary["ns_per_packet"]["floor_paced"][str(f)] = fns(f"BM_PacedTimer<FifoFloor>/{f}/10000")
+    if fm.get("BM_PacedTimer<FifoFloor>/1000/10000"):
+        summary["floor_ns_per_packet"] = fns("BM_PacedTimer<FifoFloor>/1000/10000")
     summary["ratios_source"] = "bench_focus.json (load average %s)" % (
         json.load(open(focus_path))["context"].get("load_avg"))
 # One pacer per core (bench/mq_pacer.sh): the pacer with the sink egress, the
@@ -330,6 +342,28 @@ if os.path.exists(mq_path):
             f"| 2 (CPUs 0, 1) | {fmt(mq.get('pps_2_queues'))} | {', '.join(fmt(x) for x in mq.get('runs_2_queues', []))} |",
             "", f"2 queues / 1 queue: {mq.get('speedup_2_queues') or 0:.2f}x; worst flow rate error at capacity "
             f"{100 * (mq.get('flow_rate_error_max') or 0):.3f} %; every packet accounted for: {mq.get('balanced')}."]) + "\n")
+# The price of precision (bench/price_of_precision.sh): `ufq pace` CPU per packet
+# at 10us slack over the 1 ms tick, and their lateness p50, on the default
+# workload (100k packets/s); the focus suite's run when there is one.
+for pop_name in ("price-of-precision-focus.json", "price-of-precision.json"):
+    pop_path = os.path.join(out, pop_name)
+    if not os.path.exists(pop_path):
+        continue
+    pop = json.load(open(pop_path))
+    rate = "100k" if "100k" in pop.get("rates", {}) else next(iter(pop.get("rates", {})), None)
+    if rate is None:
+        continue
+    r, modes = pop["rates"][rate]["ratios"], pop["rates"][rate]["modes"]
+    summary.setdefault("pacer", {}).update({
+        "cpu_ratio_10us_vs_tick": r.get("cpu_10us_vs_tick"),
+        "lateness_p50_ratio_10us_vs_tick": r.get("late_p50_10us_vs_tick"),
+        "cpu_ratio_10us_vs_blast": r.get("cpu_10us_vs_blast"),
+        "cpu_ns_per_packet": {m: v.get("with_ksoftirqd_ns") for m, v in modes.items()},
+        "lateness_p50_ns": {m: v.get("late_p50_ns") for m, v in modes.items()},
+        "precision_source": f"{pop_name}: {rate} packets/s, medians of {pop.get('reps')} runs of "
+                            f"{pop.get('duration_s')} s per mode, load average after {' '.join(pop.get('loadavg_after', []))}",
+    })
+    break
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
 with open(os.path.join(out, "scaling.dat"), "w") as d:
     d.write("# flows reference fast heap (paced, timer-driven, slack 10us, ns/packet), the same in shuffled "

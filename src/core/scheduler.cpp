@@ -680,7 +680,16 @@ class FqScheduler::Impl {
       delayed_.compact([this](const Entry& e) { return live(e); });
   }
 
-  void check_throttled(Time now) {
+  UFQ_INLINE Packet* dequeue_internal() {
+    Packet* p = peek(&internal_);
+    --internal_.qlen;
+    dequeue_packet(&internal_, p);
+    p->due = p->time_to_send_;
+    return p;
+  }
+
+  // `prefetch`: look ahead in the lane (prefetch_due_soon) as flows leave.
+  UFQ_INLINE void check_throttled(Time now, bool prefetch) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
@@ -704,7 +713,7 @@ class FqScheduler::Impl {
       delayed_.pop(from_lane);
       --throttled_flows_;
       add_tail(fi, FlowState::old_list);
-      if (flow_slots_ > kPrefetchFlows) prefetch_due_soon();
+      if (prefetch) prefetch_due_soon();
     }
   }
 
@@ -764,14 +773,8 @@ class FqScheduler::Impl {
 
   Packet* dequeue(Time now) {
     if (qlen_ == 0) return nullptr;
-    if (internal_.qlen) {
-      Packet* p = peek(&internal_);
-      --internal_.qlen;
-      dequeue_packet(&internal_, p);
-      p->due = p->time_to_send_;
-      return p;
-    }
-    check_throttled(now);
+    if (internal_.qlen) return dequeue_internal();
+    check_throttled(now, flow_slots_ > kPrefetchFlows);
     return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
   }
 
@@ -868,7 +871,7 @@ class FqScheduler::Impl {
     return true;
   }
 
-  Packet* dequeue_5_7(Time now) {
+  UFQ_INLINE Packet* dequeue_5_7(Time now) {
     Band& b = bands_[0];
     for (;;) {
       FlowList* head = &b.new_flows;
@@ -1013,28 +1016,37 @@ class FqScheduler::Impl {
     }
   }
 
+  // The single calls' sequence, with what repeats in it paid once: the
+  // internal queue is drained first (a dequeue() takes from it before anything
+  // else), then the throttled flows are released once, because after one
+  // check_throttled() at `now` the next one returns at its first test (no
+  // flow is throttled until a time within now + offload_ns_, and only enqueue
+  // adds to the internal queue); then the flows' dequeues run in one loop,
+  // with the compat branch resolved once, until one finds nothing.
   std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
+    const std::size_t cap = out.size();
     std::size_t n = 0;
-    for (; n < out.size(); ++n) {
-      Packet* p = dequeue_in_burst(now);
+    if (cap == 0 || qlen_ == 0) return 0;
+    while (internal_.qlen) [[unlikely]] {
+      out[n++] = dequeue_internal();
+      if (n == cap || qlen_ == 0) return n;
+    }
+    if (flow_slots_ > detail::burst_prefetch_min_flows()) [[unlikely]]
+      check_throttled_burst(now);
+    else
+      check_throttled(now, false);
+    return latest_ ? dequeue_flows<true>(now, out.data(), n, cap) : dequeue_flows<false>(now, out.data(), n, cap);
+  }
+
+  template <bool kLatest>
+  UFQ_INLINE std::size_t dequeue_flows(Time now, Packet** out, std::size_t n, std::size_t cap) {
+    for (; n < cap; ++n) {
+      if (qlen_ == 0) break;
+      Packet* p = kLatest ? dequeue_latest(now) : dequeue_5_7(now);
       if (!p) break;
       out[n] = p;
     }
     return n;
-  }
-
-  // dequeue() with check_throttled_burst() for check_throttled().
-  Packet* dequeue_in_burst(Time now) {
-    if (qlen_ == 0) return nullptr;
-    if (internal_.qlen) {
-      Packet* p = peek(&internal_);
-      --internal_.qlen;
-      dequeue_packet(&internal_, p);
-      p->due = p->time_to_send_;
-      return p;
-    }
-    check_throttled_burst(now);
-    return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
   }
 
   // check_throttled(): the same flows released in the same order, in two

@@ -291,7 +291,7 @@ class FqScheduler::Impl {
 
   // ---------------------------------------------------------------- enqueue
   UFQ_INLINE Verdict enqueue(Packet& pkt, Time now) {
-    if (enqueue_common(pkt, now)) [[likely]]
+    if (latest_ ? enqueue_common(pkt, now) : enqueue_common_5_7(pkt, now)) [[likely]]
       return Verdict::queued;
     return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
   }
@@ -301,18 +301,36 @@ class FqScheduler::Impl {
     return latest_ ? enqueue_latest(pkt, now) : enqueue_5_7(pkt, now);
   }
 
+  // What enqueue_common() tests of the scheduler alone, not of the packet: no
+  // GC candidate and, when some flow is detached (only then is jiffies(now)
+  // read: for the GC test or an activation), the tick cached (jiffies(now)
+  // would divide). Every detached flow is in the age list. Within a burst at
+  // one `now` it cannot turn false once true: the tick stays, and the age
+  // list is in idle-age order (a flow joins it at its tail with the current
+  // age), so its oldest flow only ever gets younger.
+  bool common_case_possible(Time now) {
+    if (age_head_ == kNil) return true;
+    if (now - jiffy_start_ >= tick_ns_) return false;  // unsigned: a time before the tick too
+    return !gc_candidate(&flows_[age_head_], now);
+  }
+
   // enqueue_latest() for the common case, with no calls: a packet of a
   // connected owner whose flow hint holds, due after the offload horizon and
   // within the time horizon, in order within its flow, no GC candidate, the
   // tick cached. Returns false, having changed nothing, when anything else
   // holds; enqueue_any() then decides the packet from the start.
   UFQ_INLINE bool enqueue_common(Packet& pkt, Time now) {
-    if (!latest_) return false;
+    return common_case_possible(now) && enqueue_common_at(pkt, now, now + horizon_ns_, now + offload_ns_);
+  }
+
+  // The packet's part of enqueue_common() (latest), with the horizons'
+  // ends, now + horizon_ns_ and now + offload_ns_, given.
+  UFQ_INLINE bool enqueue_common_at(Packet& pkt, Time now, Time horizon_end, Time offload_end) {
     const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
     if (band_pkt_count_[band] >= cfg_.limit) return false;
     const Time tts = pkt.tstamp ? pkt.tstamp : now;
-    if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(now + horizon_ns_)) return false;
-    if (tts <= now + offload_ns_) return false;  // fastpath_ok() may hold: the internal queue's case
+    if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(horizon_end)) return false;
+    if (tts <= offload_end) return false;  // fastpath_ok() may hold: the internal queue's case
     const FlowOwner* owner = pkt.owner;
     if (!owner || owner->kind != FlowOwner::Kind::connected) return false;
     const std::uint32_t i = owner->flow_hint_;
@@ -320,8 +338,6 @@ class FqScheduler::Impl {
     Flow* f = &flows_[i];
     if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
     if (f->qlen >= cfg_.flow_limit) return false;
-    if (now - jiffy_start_ >= tick_ns_) return false;  // jiffies(now) would divide
-    if (age_head_ != kNil && gc_candidate(&flows_[age_head_], now)) return false;
     const bool detached = state(f) == FlowState::detached;
     Packet* tail = detached ? nullptr : f->tail;
     if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
@@ -333,8 +349,46 @@ class FqScheduler::Impl {
     f->band = band;
     ++band_pkt_count_[band];
     if (f->qlen == 0) --inactive_flows_;
-    // link() without its out-of-order branch (order checked above); calling
-    // link() costs ~5 instructions more per packet (callgrind).
+    link_in_order(f, tail, pkt);
+    return true;
+  }
+
+  // enqueue_5_7() for the common case, as enqueue_common() for latest: a
+  // packet of a connected or TIME_WAIT owner (5.7 keys both on the socket)
+  // whose flow hint holds, not of priority 7, in order within its flow, under
+  // both limits, no GC candidate, the tick cached.
+  UFQ_INLINE bool enqueue_common_5_7(Packet& pkt, Time now) {
+    if (qlen_ >= cfg_.limit) return false;
+    if ((pkt.priority & 15) == 7) return false;
+    const FlowOwner* owner = pkt.owner;
+    if (!owner || (owner->kind != FlowOwner::Kind::connected && owner->kind != FlowOwner::Kind::time_wait))
+      return false;
+    const std::uint32_t i = owner->flow_hint_;
+    if (i >= flow_slots_) return false;
+    Flow* f = &flows_[i];
+    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->qlen >= cfg_.flow_limit) return false;
+    if (!common_case_possible(now)) return false;
+    const Time tts = pkt.tstamp ? pkt.tstamp : now;
+    const bool detached = state(f) == FlowState::detached;
+    Packet* tail = detached ? nullptr : f->tail;
+    if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
+
+    ++st_.offered;
+    pkt.time_to_send_ = tts;
+    detail::set_flags(pkt, 0, false);
+    if (detached) {
+      activate(i, now);
+      --inactive_flows_;
+    }
+    link_in_order(f, tail, pkt);
+    return true;
+  }
+
+  // link() without its out-of-order branch (order checked by the caller, who
+  // read `tail`); calling link() costs ~5 instructions more per packet
+  // (callgrind).
+  UFQ_INLINE void link_in_order(Flow* f, Packet* tail, Packet& pkt) {
     ++f->qlen;
     if (!tail) {
       pkt.next_ = &pkt;
@@ -345,7 +399,6 @@ class FqScheduler::Impl {
     f->tail = &pkt;
     st_.backlog += pkt.len;
     ++qlen_;
-    return true;
   }
 
   Verdict enqueue_latest(Packet& pkt, Time now) {
@@ -943,6 +996,17 @@ class FqScheduler::Impl {
     const std::size_t n = pkts.size();
     std::size_t queued = 0;
     if (flow_slots_ <= detail::burst_prefetch_min_flows()) {
+      if (latest_ && common_case_possible(now)) {
+        // What enqueue_common() tests of the scheduler and of `now`, once.
+        const Time horizon_end = now + horizon_ns_, offload_end = now + offload_ns_;
+        for (std::size_t i = 0; i < n; ++i) {
+          Packet& p = *pkts[i];
+          const Verdict v = enqueue_common_at(p, now, horizon_end, offload_end) ? Verdict::queued : enqueue_any(p, now);
+          verdicts[i] = v;
+          queued += v == Verdict::queued;
+        }
+        return queued;
+      }
       for (std::size_t i = 0; i < n; ++i) queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
       return queued;
     }

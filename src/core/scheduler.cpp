@@ -828,10 +828,11 @@ class FqScheduler::Impl {
     if (qlen_ == 0) return nullptr;
     if (internal_.qlen) return dequeue_internal();
     check_throttled(now, flow_slots_ > kPrefetchFlows);
-    return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
+    return latest_ ? dequeue_latest(now, now + offload_ns_) : dequeue_5_7(now);
   }
 
-  UFQ_INLINE Packet* dequeue_latest(Time now) {
+  // `until`: now + offload_ns_ (a burst computes it once).
+  UFQ_INLINE Packet* dequeue_latest(Time now, Time until) {
     Band* pband = &bands_[band_nr_];
     for (;;) {
       FlowList* head;
@@ -865,7 +866,7 @@ class FqScheduler::Impl {
         continue;
       }
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
-      if (now + offload_ns_ < tnp) {
+      if (until < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
         set_throttled(fi, now);
@@ -1104,9 +1105,10 @@ class FqScheduler::Impl {
 
   template <bool kLatest>
   UFQ_INLINE std::size_t dequeue_flows(Time now, Packet** out, std::size_t n, std::size_t cap) {
+    const Time until = now + offload_ns_;
     for (; n < cap; ++n) {
       if (qlen_ == 0) break;
-      Packet* p = kLatest ? dequeue_latest(now) : dequeue_5_7(now);
+      Packet* p = kLatest ? dequeue_latest(now, until) : dequeue_5_7(now);
       if (!p) break;
       out[n] = p;
     }
@@ -1120,8 +1122,10 @@ class FqScheduler::Impl {
   // still stands for its throttle (live) is released and its next packet
   // prefetched. Equivalent because a flow has at most one live entry, so
   // releasing one flow never changes whether another flow's entry is live.
+  // Only with many flows (dequeue_burst() decides, once per burst); out of
+  // line, so that its group buffer and registers cost the small-flow bursts nothing.
   static constexpr std::size_t kReleaseGroup = 32;
-  void check_throttled_burst(Time now) {
+  [[gnu::noinline]] void check_throttled_burst(Time now) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
@@ -1129,7 +1133,6 @@ class FqScheduler::Impl {
       unthrottle_latency_ns_ += sample >> 3;
     }
     const Time until = now + offload_ns_;
-    const bool prefetch = flow_slots_ > detail::burst_prefetch_min_flows();
     time_next_delayed_flow_ = kNever;
     std::array<Entry, kReleaseGroup> due;
     for (bool more = true; more;) {
@@ -1149,7 +1152,7 @@ class FqScheduler::Impl {
           more = false;
           break;
         }
-        if (prefetch) prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
+        prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
         due[n++] = *e;
         delayed_.pop(from_lane);
       }
@@ -1157,10 +1160,10 @@ class FqScheduler::Impl {
         if (!live(due[k])) continue;
         --throttled_flows_;
         add_tail(due[k].idx, FlowState::old_list);
-        if (const Packet* t = flows_[due[k].idx].tail; prefetch && t) prefetch_span(&t->len, &t->next_);
+        if (const Packet* t = flows_[due[k].idx].tail) prefetch_span(&t->len, &t->next_);
       }
     }
-    if (prefetch) prefetch_due_soon();
+    prefetch_due_soon();
   }
 
   // ---------------------------------------------------------------- control

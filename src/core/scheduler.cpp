@@ -49,7 +49,7 @@ std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
 
 inline constexpr std::uint32_t kNil = 0xFFFFFFFFU;
 inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's index
-inline constexpr std::uint8_t kFree = 0xFF;               // state of a pooled flow
+inline constexpr FlowState kFree = static_cast<FlowState>(0xFF);  // state of a pooled flow
 inline constexpr std::size_t kGcMax57 = 8;
 inline constexpr std::size_t kGcMaxLatest = 64;
 
@@ -66,7 +66,10 @@ struct Flow {
   std::uint32_t qlen;
   std::int32_t credit;
   std::uint8_t band;
-  std::uint8_t state;    // FlowState, or kFree
+  // FlowState, or kFree. An enum, not a std::uint8_t: a store through a
+  // character type may alias anything, so each state change made the hot
+  // path reload every member it had read (the flow array, the lane, counters).
+  FlowState state;
   bool has_ooo;          // out-of-order packets in ooo_
 };
 static_assert(sizeof(Flow) == 48);
@@ -100,7 +103,7 @@ class ThrottledSet {
   // `seq` must be newer than every entry's (the throttle order only grows), so
   // the entry belongs behind the lane's last unless it is due earlier.
   void push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == 0 || t >= lane_back().t) [[likely]]
+    if (lane_size_ == 0 || t >= lane_back_t_) [[likely]]
       lane_push(t, seq, idx);
     else
       heap_push(Entry{t, seq, idx});
@@ -147,6 +150,7 @@ class ThrottledSet {
       if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
     }
     lane_size_ = kept;
+    if (kept) lane_back_t_ = lane_back().t;
     std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
     for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
   }
@@ -168,6 +172,7 @@ class ThrottledSet {
     e.seq = seq;
     e.idx = idx;
     ++lane_size_;
+    lane_back_t_ = t;
   }
   UFQ_COLD void grow_lane() {
     std::vector<Entry> grown(lane_.size() * 2);
@@ -215,6 +220,7 @@ class ThrottledSet {
   std::vector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
+  Time lane_back_t_ = 0;  // lane_back().t while the lane is not empty: push() compares with it
   std::vector<Entry> heap_;
 };
 
@@ -256,7 +262,7 @@ class FqScheduler::Impl {
     if (auto err = validate(cfg)) throw *err;
     apply(cfg);
     std::memset(static_cast<void*>(&internal_), 0, sizeof internal_);
-    internal_.state = static_cast<std::uint8_t>(FlowState::old_list);
+    internal_.state = FlowState::old_list;
     internal_.next = internal_.prev = kNil;
   }
 
@@ -265,8 +271,8 @@ class FqScheduler::Impl {
   std::uint32_t idx(const Flow* f) const {
     return f == &internal_ ? kInternal : static_cast<std::uint32_t>(f - flows_.data());
   }
-  static FlowState state(const Flow* f) { return static_cast<FlowState>(f->state); }
-  static void set_state(Flow* f, FlowState s) { f->state = static_cast<std::uint8_t>(s); }
+  static FlowState state(const Flow* f) { return f->state; }
+  static void set_state(Flow* f, FlowState s) { f->state = s; }
 
   std::uint32_t allocate_flow() {
     if (free_ != kNil) {
@@ -369,18 +375,14 @@ class FqScheduler::Impl {
     if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
     if (f->qlen >= cfg_.flow_limit) return false;
     if (!common_case_possible(now)) return false;
+    if (state(f) == FlowState::detached) return false;  // activation: a call, and rare here
     const Time tts = pkt.tstamp ? pkt.tstamp : now;
-    const bool detached = state(f) == FlowState::detached;
-    Packet* tail = detached ? nullptr : f->tail;
+    Packet* tail = f->tail;
     if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
 
     ++st_.offered;
     pkt.time_to_send_ = tts;
     detail::set_flags(pkt, 0, false);
-    if (detached) {
-      activate(i, now);
-      --inactive_flows_;
-    }
     link_in_order(f, tail, pkt);
     return true;
   }
@@ -721,7 +723,7 @@ class FqScheduler::Impl {
   // The entry still stands for its flow's current throttle.
   bool live(const Entry& e) const {
     const Flow& f = flows_[e.idx];
-    return f.state == static_cast<std::uint8_t>(FlowState::throttled) &&
+    return f.state == FlowState::throttled &&
            f.prev == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
   }
 
@@ -781,7 +783,7 @@ class FqScheduler::Impl {
     if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx]);
     if (const Entry* b = delayed_.lane_ahead(kPacketAhead)) {
       const Flow& f = flows_[b->idx];
-      if (f.state == static_cast<std::uint8_t>(FlowState::throttled)) __builtin_prefetch(f.tail);
+      if (f.state == FlowState::throttled) __builtin_prefetch(f.tail);
     }
   }
 
@@ -808,7 +810,7 @@ class FqScheduler::Impl {
   }
   bool live_deadline(const Entry& e) const {
     const Flow& f = flows_[e.idx];
-    return f.state == static_cast<std::uint8_t>(FlowState::throttled) && f.prev == static_cast<std::uint32_t>(e.seq);
+    return f.state == FlowState::throttled && f.prev == static_cast<std::uint32_t>(e.seq);
   }
   UFQ_COLD void push_deadline(Time deadline, std::uint64_t seq, std::uint32_t i) {
     if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
@@ -1073,7 +1075,7 @@ class FqScheduler::Impl {
     }
     if (i >= flow_slots_) return;
     const Flow& f = flows_[i];
-    if (f.state == static_cast<std::uint8_t>(FlowState::detached)) {
+    if (f.state == FlowState::detached) {
       if (f.prev < flow_slots_) __builtin_prefetch(&flows_[f.prev].next, 1);
       if (f.next < flow_slots_) __builtin_prefetch(&flows_[f.next].prev, 1);
     } else if (f.state != kFree && f.tail) {
@@ -1241,7 +1243,7 @@ class FqScheduler::Impl {
     for (std::uint32_t i = 0; i < flows_.size(); ++i) {
       Flow* f = &flows_[i];
       if (f->state == kFree) continue;
-      if (f->state == static_cast<std::uint8_t>(FlowState::detached)) f->tail = nullptr;
+      if (f->state == FlowState::detached) f->tail = nullptr;
       purge(f, sink);
       release_flow(f);
     }
@@ -1272,7 +1274,7 @@ class FqScheduler::Impl {
   void for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
     for (const Flow& f : flows_)
       if (f.state != kFree)
-        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, static_cast<FlowState>(f.state), f.band});
+        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, f.state, f.band});
   }
 
   std::size_t memory_bytes() const {

@@ -49,7 +49,7 @@ std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
 
 inline constexpr std::uint32_t kNil = 0xFFFFFFFFU;
 inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's index
-inline constexpr std::uint8_t kFree = 0xFF;               // state of a pooled flow
+inline constexpr FlowState kFree = static_cast<FlowState>(0xFF);  // state of a pooled flow
 inline constexpr std::size_t kGcMax57 = 8;
 inline constexpr std::size_t kGcMaxLatest = 64;
 
@@ -66,7 +66,10 @@ struct Flow {
   std::uint32_t qlen;
   std::int32_t credit;
   std::uint8_t band;
-  std::uint8_t state;    // FlowState, or kFree
+  // FlowState, or kFree. An enum, not a std::uint8_t: a store through a
+  // character type may alias anything, so each state change made the hot
+  // path reload every member it had read (the flow array, the lane, counters).
+  FlowState state;
   bool has_ooo;          // out-of-order packets in ooo_
 };
 static_assert(sizeof(Flow) == 48);
@@ -100,7 +103,7 @@ class ThrottledSet {
   // `seq` must be newer than every entry's (the throttle order only grows), so
   // the entry belongs behind the lane's last unless it is due earlier.
   void push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == 0 || t >= lane_back().t) [[likely]]
+    if (lane_size_ == 0 || t >= lane_back_t_) [[likely]]
       lane_push(t, seq, idx);
     else
       heap_push(Entry{t, seq, idx});
@@ -147,6 +150,7 @@ class ThrottledSet {
       if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
     }
     lane_size_ = kept;
+    if (kept) lane_back_t_ = lane_back().t;
     std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
     for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
   }
@@ -168,6 +172,7 @@ class ThrottledSet {
     e.seq = seq;
     e.idx = idx;
     ++lane_size_;
+    lane_back_t_ = t;
   }
   UFQ_COLD void grow_lane() {
     std::vector<Entry> grown(lane_.size() * 2);
@@ -215,6 +220,7 @@ class ThrottledSet {
   std::vector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
+  Time lane_back_t_ = 0;  // lane_back().t while the lane is not empty: push() compares with it
   std::vector<Entry> heap_;
 };
 
@@ -256,7 +262,7 @@ class FqScheduler::Impl {
     if (auto err = validate(cfg)) throw *err;
     apply(cfg);
     std::memset(static_cast<void*>(&internal_), 0, sizeof internal_);
-    internal_.state = static_cast<std::uint8_t>(FlowState::old_list);
+    internal_.state = FlowState::old_list;
     internal_.next = internal_.prev = kNil;
   }
 
@@ -265,8 +271,8 @@ class FqScheduler::Impl {
   std::uint32_t idx(const Flow* f) const {
     return f == &internal_ ? kInternal : static_cast<std::uint32_t>(f - flows_.data());
   }
-  static FlowState state(const Flow* f) { return static_cast<FlowState>(f->state); }
-  static void set_state(Flow* f, FlowState s) { f->state = static_cast<std::uint8_t>(s); }
+  static FlowState state(const Flow* f) { return f->state; }
+  static void set_state(Flow* f, FlowState s) { f->state = s; }
 
   std::uint32_t allocate_flow() {
     if (free_ != kNil) {
@@ -291,7 +297,7 @@ class FqScheduler::Impl {
 
   // ---------------------------------------------------------------- enqueue
   UFQ_INLINE Verdict enqueue(Packet& pkt, Time now) {
-    if (enqueue_common(pkt, now)) [[likely]]
+    if (latest_ ? enqueue_common(pkt, now) : enqueue_common_5_7(pkt, now)) [[likely]]
       return Verdict::queued;
     return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
   }
@@ -301,18 +307,36 @@ class FqScheduler::Impl {
     return latest_ ? enqueue_latest(pkt, now) : enqueue_5_7(pkt, now);
   }
 
+  // What enqueue_common() tests of the scheduler alone, not of the packet: no
+  // GC candidate and, when some flow is detached (only then is jiffies(now)
+  // read: for the GC test or an activation), the tick cached (jiffies(now)
+  // would divide). Every detached flow is in the age list. Within a burst at
+  // one `now` it cannot turn false once true: the tick stays, and the age
+  // list is in idle-age order (a flow joins it at its tail with the current
+  // age), so its oldest flow only ever gets younger.
+  bool common_case_possible(Time now) {
+    if (age_head_ == kNil) return true;
+    if (now - jiffy_start_ >= tick_ns_) return false;  // unsigned: a time before the tick too
+    return !gc_candidate(&flows_[age_head_], now);
+  }
+
   // enqueue_latest() for the common case, with no calls: a packet of a
   // connected owner whose flow hint holds, due after the offload horizon and
   // within the time horizon, in order within its flow, no GC candidate, the
   // tick cached. Returns false, having changed nothing, when anything else
   // holds; enqueue_any() then decides the packet from the start.
   UFQ_INLINE bool enqueue_common(Packet& pkt, Time now) {
-    if (!latest_) return false;
+    return common_case_possible(now) && enqueue_common_at(pkt, now, now + horizon_ns_, now + offload_ns_);
+  }
+
+  // The packet's part of enqueue_common() (latest), with the horizons'
+  // ends, now + horizon_ns_ and now + offload_ns_, given.
+  UFQ_INLINE bool enqueue_common_at(Packet& pkt, Time now, Time horizon_end, Time offload_end) {
     const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
     if (band_pkt_count_[band] >= cfg_.limit) return false;
     const Time tts = pkt.tstamp ? pkt.tstamp : now;
-    if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(now + horizon_ns_)) return false;
-    if (tts <= now + offload_ns_) return false;  // fastpath_ok() may hold: the internal queue's case
+    if (static_cast<std::int64_t>(pkt.tstamp) > static_cast<std::int64_t>(horizon_end)) return false;
+    if (tts <= offload_end) return false;  // fastpath_ok() may hold: the internal queue's case
     const FlowOwner* owner = pkt.owner;
     if (!owner || owner->kind != FlowOwner::Kind::connected) return false;
     const std::uint32_t i = owner->flow_hint_;
@@ -320,8 +344,6 @@ class FqScheduler::Impl {
     Flow* f = &flows_[i];
     if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
     if (f->qlen >= cfg_.flow_limit) return false;
-    if (now - jiffy_start_ >= tick_ns_) return false;  // jiffies(now) would divide
-    if (age_head_ != kNil && gc_candidate(&flows_[age_head_], now)) return false;
     const bool detached = state(f) == FlowState::detached;
     Packet* tail = detached ? nullptr : f->tail;
     if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
@@ -333,8 +355,42 @@ class FqScheduler::Impl {
     f->band = band;
     ++band_pkt_count_[band];
     if (f->qlen == 0) --inactive_flows_;
-    // link() without its out-of-order branch (order checked above); calling
-    // link() costs ~5 instructions more per packet (callgrind).
+    link_in_order(f, tail, pkt);
+    return true;
+  }
+
+  // enqueue_5_7() for the common case, as enqueue_common() for latest: a
+  // packet of a connected or TIME_WAIT owner (5.7 keys both on the socket)
+  // whose flow hint holds, not of priority 7, in order within its flow, under
+  // both limits, no GC candidate, the tick cached.
+  UFQ_INLINE bool enqueue_common_5_7(Packet& pkt, Time now) {
+    if (qlen_ >= cfg_.limit) return false;
+    if ((pkt.priority & 15) == 7) return false;
+    const FlowOwner* owner = pkt.owner;
+    if (!owner || (owner->kind != FlowOwner::Kind::connected && owner->kind != FlowOwner::Kind::time_wait))
+      return false;
+    const std::uint32_t i = owner->flow_hint_;
+    if (i >= flow_slots_) return false;
+    Flow* f = &flows_[i];
+    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->qlen >= cfg_.flow_limit) return false;
+    if (!common_case_possible(now)) return false;
+    if (state(f) == FlowState::detached) return false;  // activation: a call, and rare here
+    const Time tts = pkt.tstamp ? pkt.tstamp : now;
+    Packet* tail = f->tail;
+    if (tail && tts < tail->time_to_send_) return false;  // out of order: the side tree
+
+    ++st_.offered;
+    pkt.time_to_send_ = tts;
+    detail::set_flags(pkt, 0, false);
+    link_in_order(f, tail, pkt);
+    return true;
+  }
+
+  // link() without its out-of-order branch (order checked by the caller, who
+  // read `tail`); calling link() costs ~5 instructions more per packet
+  // (callgrind).
+  UFQ_INLINE void link_in_order(Flow* f, Packet* tail, Packet& pkt) {
     ++f->qlen;
     if (!tail) {
       pkt.next_ = &pkt;
@@ -345,7 +401,6 @@ class FqScheduler::Impl {
     f->tail = &pkt;
     st_.backlog += pkt.len;
     ++qlen_;
-    return true;
   }
 
   Verdict enqueue_latest(Packet& pkt, Time now) {
@@ -668,7 +723,7 @@ class FqScheduler::Impl {
   // The entry still stands for its flow's current throttle.
   bool live(const Entry& e) const {
     const Flow& f = flows_[e.idx];
-    return f.state == static_cast<std::uint8_t>(FlowState::throttled) &&
+    return f.state == FlowState::throttled &&
            f.prev == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
   }
 
@@ -680,7 +735,16 @@ class FqScheduler::Impl {
       delayed_.compact([this](const Entry& e) { return live(e); });
   }
 
-  void check_throttled(Time now) {
+  UFQ_INLINE Packet* dequeue_internal() {
+    Packet* p = peek(&internal_);
+    --internal_.qlen;
+    dequeue_packet(&internal_, p);
+    p->due = p->time_to_send_;
+    return p;
+  }
+
+  // `prefetch`: look ahead in the lane (prefetch_due_soon) as flows leave.
+  UFQ_INLINE void check_throttled(Time now, bool prefetch) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
@@ -704,7 +768,7 @@ class FqScheduler::Impl {
       delayed_.pop(from_lane);
       --throttled_flows_;
       add_tail(fi, FlowState::old_list);
-      if (flow_slots_ > kPrefetchFlows) prefetch_due_soon();
+      if (prefetch) prefetch_due_soon();
     }
   }
 
@@ -719,7 +783,7 @@ class FqScheduler::Impl {
     if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx]);
     if (const Entry* b = delayed_.lane_ahead(kPacketAhead)) {
       const Flow& f = flows_[b->idx];
-      if (f.state == static_cast<std::uint8_t>(FlowState::throttled)) __builtin_prefetch(f.tail);
+      if (f.state == FlowState::throttled) __builtin_prefetch(f.tail);
     }
   }
 
@@ -746,7 +810,7 @@ class FqScheduler::Impl {
   }
   bool live_deadline(const Entry& e) const {
     const Flow& f = flows_[e.idx];
-    return f.state == static_cast<std::uint8_t>(FlowState::throttled) && f.prev == static_cast<std::uint32_t>(e.seq);
+    return f.state == FlowState::throttled && f.prev == static_cast<std::uint32_t>(e.seq);
   }
   UFQ_COLD void push_deadline(Time deadline, std::uint64_t seq, std::uint32_t i) {
     if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
@@ -764,18 +828,13 @@ class FqScheduler::Impl {
 
   Packet* dequeue(Time now) {
     if (qlen_ == 0) return nullptr;
-    if (internal_.qlen) {
-      Packet* p = peek(&internal_);
-      --internal_.qlen;
-      dequeue_packet(&internal_, p);
-      p->due = p->time_to_send_;
-      return p;
-    }
-    check_throttled(now);
-    return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
+    if (internal_.qlen) return dequeue_internal();
+    check_throttled(now, flow_slots_ > kPrefetchFlows);
+    return latest_ ? dequeue_latest(now, now + offload_ns_) : dequeue_5_7(now);
   }
 
-  UFQ_INLINE Packet* dequeue_latest(Time now) {
+  // `until`: now + offload_ns_ (a burst computes it once).
+  UFQ_INLINE Packet* dequeue_latest(Time now, Time until) {
     Band* pband = &bands_[band_nr_];
     for (;;) {
       FlowList* head;
@@ -809,7 +868,7 @@ class FqScheduler::Impl {
         continue;
       }
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
-      if (now + offload_ns_ < tnp) {
+      if (until < tnp) {
         head->first = f->next;
         f->time_next_packet = tnp;
         set_throttled(fi, now);
@@ -868,7 +927,7 @@ class FqScheduler::Impl {
     return true;
   }
 
-  Packet* dequeue_5_7(Time now) {
+  UFQ_INLINE Packet* dequeue_5_7(Time now) {
     Band& b = bands_[0];
     for (;;) {
       FlowList* head = &b.new_flows;
@@ -940,6 +999,17 @@ class FqScheduler::Impl {
     const std::size_t n = pkts.size();
     std::size_t queued = 0;
     if (flow_slots_ <= detail::burst_prefetch_min_flows()) {
+      if (latest_ && common_case_possible(now)) {
+        // What enqueue_common() tests of the scheduler and of `now`, once.
+        const Time horizon_end = now + horizon_ns_, offload_end = now + offload_ns_;
+        for (std::size_t i = 0; i < n; ++i) {
+          Packet& p = *pkts[i];
+          const Verdict v = enqueue_common_at(p, now, horizon_end, offload_end) ? Verdict::queued : enqueue_any(p, now);
+          verdicts[i] = v;
+          queued += v == Verdict::queued;
+        }
+        return queued;
+      }
       for (std::size_t i = 0; i < n; ++i) queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
       return queued;
     }
@@ -1005,7 +1075,7 @@ class FqScheduler::Impl {
     }
     if (i >= flow_slots_) return;
     const Flow& f = flows_[i];
-    if (f.state == static_cast<std::uint8_t>(FlowState::detached)) {
+    if (f.state == FlowState::detached) {
       if (f.prev < flow_slots_) __builtin_prefetch(&flows_[f.prev].next, 1);
       if (f.next < flow_slots_) __builtin_prefetch(&flows_[f.next].prev, 1);
     } else if (f.state != kFree && f.tail) {
@@ -1013,28 +1083,38 @@ class FqScheduler::Impl {
     }
   }
 
+  // The single calls' sequence, with what repeats in it paid once: the
+  // internal queue is drained first (a dequeue() takes from it before anything
+  // else), then the throttled flows are released once, because after one
+  // check_throttled() at `now` the next one returns at its first test (no
+  // flow is throttled until a time within now + offload_ns_, and only enqueue
+  // adds to the internal queue); then the flows' dequeues run in one loop,
+  // with the compat branch resolved once, until one finds nothing.
   std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
+    const std::size_t cap = out.size();
     std::size_t n = 0;
-    for (; n < out.size(); ++n) {
-      Packet* p = dequeue_in_burst(now);
+    if (cap == 0 || qlen_ == 0) return 0;
+    while (internal_.qlen) [[unlikely]] {
+      out[n++] = dequeue_internal();
+      if (n == cap || qlen_ == 0) return n;
+    }
+    if (flow_slots_ > detail::burst_prefetch_min_flows()) [[unlikely]]
+      check_throttled_burst(now);
+    else
+      check_throttled(now, false);
+    return latest_ ? dequeue_flows<true>(now, out.data(), n, cap) : dequeue_flows<false>(now, out.data(), n, cap);
+  }
+
+  template <bool kLatest>
+  UFQ_INLINE std::size_t dequeue_flows(Time now, Packet** out, std::size_t n, std::size_t cap) {
+    const Time until = now + offload_ns_;
+    for (; n < cap; ++n) {
+      if (qlen_ == 0) break;
+      Packet* p = kLatest ? dequeue_latest(now, until) : dequeue_5_7(now);
       if (!p) break;
       out[n] = p;
     }
     return n;
-  }
-
-  // dequeue() with check_throttled_burst() for check_throttled().
-  Packet* dequeue_in_burst(Time now) {
-    if (qlen_ == 0) return nullptr;
-    if (internal_.qlen) {
-      Packet* p = peek(&internal_);
-      --internal_.qlen;
-      dequeue_packet(&internal_, p);
-      p->due = p->time_to_send_;
-      return p;
-    }
-    check_throttled_burst(now);
-    return latest_ ? dequeue_latest(now) : dequeue_5_7(now);
   }
 
   // check_throttled(): the same flows released in the same order, in two
@@ -1044,8 +1124,10 @@ class FqScheduler::Impl {
   // still stands for its throttle (live) is released and its next packet
   // prefetched. Equivalent because a flow has at most one live entry, so
   // releasing one flow never changes whether another flow's entry is live.
+  // Only with many flows (dequeue_burst() decides, once per burst); out of
+  // line, so that its group buffer and registers cost the small-flow bursts nothing.
   static constexpr std::size_t kReleaseGroup = 32;
-  void check_throttled_burst(Time now) {
+  [[gnu::noinline]] void check_throttled_burst(Time now) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
@@ -1053,7 +1135,6 @@ class FqScheduler::Impl {
       unthrottle_latency_ns_ += sample >> 3;
     }
     const Time until = now + offload_ns_;
-    const bool prefetch = flow_slots_ > detail::burst_prefetch_min_flows();
     time_next_delayed_flow_ = kNever;
     std::array<Entry, kReleaseGroup> due;
     for (bool more = true; more;) {
@@ -1073,7 +1154,7 @@ class FqScheduler::Impl {
           more = false;
           break;
         }
-        if (prefetch) prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
+        prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
         due[n++] = *e;
         delayed_.pop(from_lane);
       }
@@ -1081,10 +1162,10 @@ class FqScheduler::Impl {
         if (!live(due[k])) continue;
         --throttled_flows_;
         add_tail(due[k].idx, FlowState::old_list);
-        if (const Packet* t = flows_[due[k].idx].tail; prefetch && t) prefetch_span(&t->len, &t->next_);
+        if (const Packet* t = flows_[due[k].idx].tail) prefetch_span(&t->len, &t->next_);
       }
     }
-    if (prefetch) prefetch_due_soon();
+    prefetch_due_soon();
   }
 
   // ---------------------------------------------------------------- control
@@ -1162,7 +1243,7 @@ class FqScheduler::Impl {
     for (std::uint32_t i = 0; i < flows_.size(); ++i) {
       Flow* f = &flows_[i];
       if (f->state == kFree) continue;
-      if (f->state == static_cast<std::uint8_t>(FlowState::detached)) f->tail = nullptr;
+      if (f->state == FlowState::detached) f->tail = nullptr;
       purge(f, sink);
       release_flow(f);
     }
@@ -1193,7 +1274,7 @@ class FqScheduler::Impl {
   void for_each_flow(const std::function<void(const FlowInfo&)>& fn) const {
     for (const Flow& f : flows_)
       if (f.state != kFree)
-        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, static_cast<FlowState>(f.state), f.band});
+        fn(FlowInfo{f.key, f.qlen, f.credit, f.time_next_packet, f.state, f.band});
   }
 
   std::size_t memory_bytes() const {

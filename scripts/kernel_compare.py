@@ -10,14 +10,22 @@ timer interrupts/s over the sender's send period and fq's counters, kernel again
 simulator, each run marked `fit` (used to fit the model's parameters) or `hold-out`.
 fq's packets and flows are compared with the kernel's less what the guest itself sent
 (fq_packets - fqload's sent: one packet, one flow in every run); throttled as is.
-Usage: scripts/kernel_compare.py [UFQ_BINARY] [RUNS_DIR] [--old]   (--old: the model
-before issue 15: refill on completion, a tick that never stops)
+Usage: scripts/kernel_compare.py [UFQ_BINARY] [RUNS_DIR] [--old] [--seed=N] [--without=OPT] [--with=OPT=V]
+(--old: the
+model before issue 15: refill on completion, a tick that never stops; --seed: another
+draw of the model's random phases and latencies; --without/--with: the model less one
+option, or with another value)
 """
 import glob, json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
-args = [a for a in sys.argv[1:] if not a.startswith("--")]
-old = "--old" in sys.argv
+argv = sys.argv[1:] if __name__ == "__main__" else []  # imported (event_compare.py): the defaults
+args = [a for a in argv if not a.startswith("--")]
+old = "--old" in argv
+seed = next((a.split("=", 1)[1] for a in argv if a.startswith("--seed=")), None)  # --seed=N: another draw
+# --without=OPT drops one of the model's options, --with=OPT=VALUE sets one: what each part does.
+without = [a.split("=", 1)[1] for a in argv if a.startswith("--without=")]
+override = dict(a.split("=", 1)[1].split("=", 1) for a in argv if a.startswith("--with="))
 ufq = args[0] if len(args) > 0 else "build/release/tools/ufq/ufq"
 runs_dir = args[1] if len(args) > 1 else "tests/data/kernel-6.1/runs"
 model = json.load(open(os.path.join(os.path.dirname(os.path.abspath(runs_dir.rstrip("/"))), "guest-model.json")))
@@ -30,7 +38,7 @@ def slack_of(run):
 def command(k):
     flows, pps, size, dur = int(k["FLOWS"]), float(k["PPS"]), int(k["SIZE"]), int(k["DUR"])
     traffic = "rate" if k["MODE"] == "pace" else "edt"
-    opts = dict(model["options"])
+    opts = {o: v for o, v in dict(model["options"], **override).items() if o not in without}
     size += int(opts.pop("--packet-size-extra"))
     if old:
         opts = {"--queues": "1", "--cpus": "1", "--nic-dummy": "", "--other-irq-rate": "0", "--irq-latency": "2us",
@@ -45,6 +53,8 @@ def command(k):
            "--packet-size", str(size), "--duration", span, "--interval", "1s", "--json", "-q"]
     for o, v in opts.items():
         cmd += [o] + ([v] if v != "" else [])
+    if seed:
+        cmd += ["--seed", seed]
     return cmd + ["fq", "timer_slack", slack_of(k)]
 
 

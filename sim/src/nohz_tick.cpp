@@ -24,6 +24,7 @@ Time NohzTick::next_jiffy_after(Time t) const {
 
 void NohzTick::expired() {
   ++expiries_;
+  if (on_expiry_) on_expiry_();
   const Time at = timer_.soft_expiry();
   if (!idle_()) {
     stopped_ = false;

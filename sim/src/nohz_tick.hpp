@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "ufq/sim/hrtimer_model.hpp"
 #include "ufq/sim/traffic.hpp"
@@ -28,6 +29,9 @@ class NohzTick {
   // A task starts running on the CPU (idle exit): restart a stopped tick.
   void task_runs();
 
+  // Called at every expiry (an event trace); may be empty.
+  void set_on_expiry(std::function<void()> fn) { on_expiry_ = std::move(fn); }
+
   bool stopped() const { return stopped_; }
   std::uint64_t expiries() const { return expiries_; }
   std::uint64_t stops() const { return stops_; }
@@ -41,6 +45,7 @@ class NohzTick {
   double wheel_per_s_;
   Rng& rng_;
   std::function<bool()> idle_;
+  std::function<void()> on_expiry_;
   Hrtimer timer_;
   bool stopped_ = false;
   std::uint64_t expiries_ = 0, stops_ = 0;

@@ -141,29 +141,25 @@ void validate(const SimConfig& c) {
   check("other-irq-rate", c.other_irq_per_s);
   check("base-sy", c.base_sy_pct);
   const GuestConfig& g = c.guest;
-  if (g.sender) {
-    if (c.traffic != "rate" && c.traffic != "edt")
-      throw SimConfigError("traffic", c.traffic, "rate or edt with {guest-sender} (the harness's sender)");
-    check("guest-sndbuf", d(g.sndbuf));
-    check("guest-wake-at", d(g.wake_at));
-    if (g.wake_at >= g.sndbuf)
-      throw SimConfigError("guest-wake-at", std::to_string(g.wake_at),
-                           "below {guest-sndbuf} (" + std::to_string(g.sndbuf) + ")");
-    check("guest-burst", d(g.burst));
-    check("guest-send-cost", d(g.send_cost));
-    check("guest-epoll-cost", d(g.epoll_cost));
-    check("guest-wake-latency", d(g.wake_latency_min));
-    check("guest-wake-latency-mean", d(g.wake_latency_mean));
-    if (g.wake_latency_mean < g.wake_latency_min)
-      throw SimConfigError("guest-wake-latency-mean", format_time(g.wake_latency_mean),
-                           "at least {guest-wake-latency} (" + format_time(g.wake_latency_min) + ")");
-    check("guest-lead", d(g.lead));
-    check("guest-send-for", d(g.send_for));
-  }
-  if (g.nohz_idle) {
-    check("wheel-timers", g.wheel_timers_per_s);
-    check("softirq-cost", d(g.softirq_cost));
-  }
+  if (g.sender && c.traffic != "rate" && c.traffic != "edt")
+    throw SimConfigError("traffic", c.traffic, "rate or edt with {guest-sender} (the harness's sender)");
+  check("guest-sndbuf", d(g.sndbuf));
+  check("guest-wake-at", d(g.wake_at));
+  if (g.wake_at >= g.sndbuf)
+    throw SimConfigError("guest-wake-at", std::to_string(g.wake_at),
+                         "below {guest-sndbuf} (" + std::to_string(g.sndbuf) + ")");
+  check("guest-burst", d(g.burst));
+  check("guest-send-cost", d(g.send_cost));
+  check("guest-epoll-cost", d(g.epoll_cost));
+  check("guest-wake-latency", d(g.wake_latency_min));
+  check("guest-wake-latency-mean", d(g.wake_latency_mean));
+  if (g.wake_latency_mean < g.wake_latency_min)
+    throw SimConfigError("guest-wake-latency-mean", format_time(g.wake_latency_mean),
+                         "at least {guest-wake-latency} (" + format_time(g.wake_latency_min) + ")");
+  check("guest-lead", d(g.lead));
+  check("guest-send-for", d(g.send_for));
+  check("wheel-timers", g.wheel_timers_per_s);
+  check("softirq-cost", d(g.softirq_cost));
   check("cost-timer-irq", d(c.cost.timer_interrupt));
   check("cost-nic-irq", d(c.cost.nic_interrupt));
   check("cost-other-irq", d(c.cost.other_interrupt));

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -138,6 +139,12 @@ class Simulation final : TrafficHost, GuestSender::Host {
     if (model_->adjust) model_->adjust(cfg_);
     for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, q_, cfg_, i));
     make_flows();
+    if (!cfg_.guest.event_trace.empty()) {
+      trace_ = std::make_unique<std::ofstream>(cfg_.guest.event_trace);
+      if (!*trace_) throw SimConfigError("event-trace", cfg_.guest.event_trace, "a file that can be written");
+      for (auto& c : cpus_)
+        if (c->nohz) c->nohz->set_on_expiry([this] { *trace_ << q_.now() << " tick\n"; });
+    }
     if (cfg_.guest.sender) {
       GuestSender::Host& host = *this;
       sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
@@ -256,10 +263,18 @@ class Simulation final : TrafficHost, GuestSender::Host {
     if (f.inflight >= cfg_.guest.sndbuf) return GuestSender::Send::full;
     Cpu<Sched>& c = *cpus_[f.queue];
     if (!enqueue_one(f, c)) return GuestSender::Send::sent;  // dropped: the send still counts (ENOBUFS)
+    in_send_ = true;  // the qdisc runs in the sender's own send
     run_qdisc(c);
+    in_send_ = false;
     return GuestSender::Send::sent;
   }
+  // The event trace's watchdog line (cfg.guest.event_trace).
+  void trace_watchdog(const Watchdog& w) {
+    if (trace_) [[unlikely]]
+      *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
+  }
   void woke() override {
+    if (trace_) *trace_ << q_.now() << " wake\n";
     for (auto& c : cpus_)
       if (c->nohz) c->nohz->task_runs();
   }
@@ -285,6 +300,8 @@ class Simulation final : TrafficHost, GuestSender::Host {
     lateness_.add(now >= p.due ? now - p.due : 0);
     if (f.lateness_class) [[unlikely]]
       classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
+    if (trace_) [[unlikely]]
+      *trace_ << now << (in_send_ ? " xmit task\n" : " xmit softirq\n");
     // The guest's dummy device frees the datagram as it transmits it: the
     // socket's room comes back here, not at the completion.
     if (sender_ && --f.inflight <= cfg_.guest.wake_at) sender_->writable(f.slot);
@@ -564,6 +581,8 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::uint64_t flows_created_ = 0;
   std::uint64_t next_flow_id_ = 1;  // churn: the next never-used flow key
   std::unique_ptr<GuestSender> sender_;  // cfg.guest.sender
+  std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
+  bool in_send_ = false;                  // a qdisc run inside the guest sender's send
   SimResult::Guest guest_;
   EventCounts guest_window_start_;
   Event guest_window_event_{q_, [this] { guest_window_start_ = (count_other_irqs(q_.now()), snapshot()); }};
@@ -586,8 +605,9 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
       port{&nic, &sim},
       runner(fq, port),
       wd(fq.watchdog(), hr,
-         [this, &q] {
+         [this, &q, &sim] {
            ++watchdog_fires;
+           sim.trace_watchdog(fq.watchdog());
            if (softirq.armed() || softirq_at_irq_exit) return;
            if (q.maybe_due_now())
              q.schedule(softirq, q.now());

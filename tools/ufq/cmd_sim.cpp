@@ -37,9 +37,9 @@ namespace {
 struct SimArgs {
   std::string traffic = "edt";
   std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs;
-  // The guest model's times (ufq/sim/guest.hpp), as given; empty = the default.
-  std::string guest_send_cost, guest_epoll_cost, guest_wake_latency, guest_wake_latency_mean, guest_lead,
-      guest_send_for, softirq_cost;
+  // The guest model's times (ufq/sim/guest.hpp), as given; the defaults are GuestConfig's.
+  std::string guest_send_cost = "16us", guest_epoll_cost = "2us", guest_wake_latency = "5us",
+              guest_wake_latency_mean = "10us", guest_lead = "0", guest_send_for = "0", softirq_cost = "7us";
   // The traffic models' own settings (--on, --pcap, --csv, ...), as given.
   std::map<std::string, std::string> model_options;        // bound to the options (every one)
   std::map<std::string, std::string> given_model_options;  // those given
@@ -209,8 +209,7 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
         {"guest-lead", a.guest_lead, cfg.guest.lead},
         {"guest-send-for", a.guest_send_for, cfg.guest.send_for},
         {"softirq-cost", a.softirq_cost, cfg.guest.softirq_cost}})
-    if (!word.empty())
-      if (const std::string bad = read_time(setting, word, out); !bad.empty()) return fail(bad);
+    if (const std::string bad = read_time(setting, word, out); !bad.empty()) return fail(bad);
   if (!a.nic_rate.empty()) {
     const auto bits = tc::parse_rate_bits(a.nic_rate);
     if (!bits || !(*bits < 1.8e19))
@@ -464,6 +463,8 @@ void add_sim_command(Commands& commands) {
       ->check(number_word("wheel-timers"))
       ->capture_default_str();
   sub->add_option("--softirq-cost", a->softirq_cost, "--nohz-idle: CPU per packet a qdisc run sends (default 7us)");
+  sub->add_option("--event-trace", cfg->guest.event_trace,
+                  "write the watchdog, tick, xmit and sender wake-up events to FILE (scripts/event_compare.py)");
 
   sub->add_option("--cost-timer-irq", cfg->cost.timer_interrupt, "ns per timer interrupt")
       ->check(count_word("cost-timer-irq", UINT64_MAX))

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "ufq/time.hpp"
 
@@ -40,6 +41,11 @@ struct GuestConfig {
   bool nohz_idle = false;
   double wheel_timers_per_s = 0;  // timer-wheel timers that fire the stopped tick
   Time softirq_cost = 7'000;      // CPU of one qdisc run in softirq, per packet sent (the CPU is busy)
+  // A text file of the events the kernel's trace shows, one a line, to
+  // compare event by event (scripts/event_compare.py): "T wd SOFT HARD" (a
+  // watchdog expiry), "T tick", "T xmit softirq|task", "T wake" (the sender
+  // runs again), T in ns. Empty: none.
+  std::string event_trace;
 };
 
 }  // namespace ufq::sim

@@ -8,9 +8,12 @@ GuestSender::GuestSender(EventQueue& q, const GuestConfig& cfg, Rng& rng, Host& 
       rng_(rng),
       host_(host),
       state_(flows, 0),
+      ring_(flows ? flows : 1, 0),
       step_(q, [this] { step(); }),
       wake_(q, [this] { wake(); }),
-      stop_(q, [this] { finish(); }) {}
+      stop_(q, [this] { finish(); }) {
+  ready_.reserve(flows);
+}
 
 void GuestSender::finish() {
   if (finished_) return;
@@ -21,7 +24,7 @@ void GuestSender::finish() {
 void GuestSender::start(Time at, Time stop_at) {
   if (stop_at != kNever) q_.schedule(stop_, stop_at);
   for (std::uint32_t i = 0; i < state_.size(); ++i) {
-    ring_.push_back(i);
+    ring_push(i);
     state_[i] = kQueued;
   }
   started_ = true;
@@ -50,7 +53,7 @@ void GuestSender::wake() {
 
 void GuestSender::step() {
   if (finished_) return;
-  if (!in_visit_ && ring_.empty()) {
+  if (!in_visit_ && ring_count_ == 0) {
     if (ready_.empty()) {
       asleep_ = true;  // epoll_wait blocks
       return;
@@ -58,15 +61,14 @@ void GuestSender::step() {
     for (const std::uint32_t s : ready_) {
       if (state_[s] & (kQueued | kDone)) continue;
       state_[s] = static_cast<std::uint8_t>(state_[s] | kQueued);
-      ring_.push_back(s);
+      ring_push(s);
     }
     ready_.clear();
     q_.schedule(step_, q_.now() + cfg_.epoll_cost);
     return;
   }
   if (!in_visit_) {
-    visiting_ = ring_.front();
-    ring_.pop_front();
+    visiting_ = ring_pop();
     state_[visiting_] = static_cast<std::uint8_t>(state_[visiting_] & ~kQueued);
     in_visit_ = true;
     visit_sends_ = 0;
@@ -87,7 +89,7 @@ void GuestSender::step() {
     in_visit_ = false;
     if (r == Send::sent) {
       state_[slot] = static_cast<std::uint8_t>(state_[slot] | kQueued);
-      ring_.push_back(slot);
+      ring_push(slot);
     }
   }
   // What a send costs varies (caches, the interrupts taken meanwhile): it is

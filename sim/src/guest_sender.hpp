@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "ufq/sim/event_queue.hpp"
@@ -58,8 +57,18 @@ class GuestSender {
   Rng& rng_;
   Host& host_;
   std::vector<std::uint8_t> state_;
-  std::deque<std::uint32_t> ring_;   // ready flows, in the order the task serves them
-  std::vector<std::uint32_t> ready_; // made writable since the last epoll_wait
+  // Ready flows, in the order the task serves them: a ring over all flows
+  // (each is in it at most once), so that serving them allocates nothing.
+  std::vector<std::uint32_t> ring_;
+  std::size_t ring_head_ = 0, ring_count_ = 0;
+  void ring_push(std::uint32_t slot) { ring_[(ring_head_ + ring_count_++) % ring_.size()] = slot; }
+  std::uint32_t ring_pop() {
+    const std::uint32_t s = ring_[ring_head_];
+    ring_head_ = (ring_head_ + 1) % ring_.size();
+    --ring_count_;
+    return s;
+  }
+  std::vector<std::uint32_t> ready_; // made writable since the last epoll_wait (reserved for all flows)
   std::uint32_t done_ = 0;
   std::uint32_t visiting_ = 0, visit_sends_ = 0;  // the flow being visited and its sends so far
   bool in_visit_ = false;

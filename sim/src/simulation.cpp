@@ -55,6 +55,17 @@ constexpr SettingRange kRanges[] = {
     {"tick-hz", K::count, 0, 100'000},  // above 1 GHz the tick period rounds to 0 ns
     {"other-irq-rate", K::number, 0, 1e8},
     {"base-sy", K::number, 0, 100},
+    {"guest-sndbuf", K::count, 1, 1000},
+    {"guest-wake-at", K::count, 0, 999},  // and below guest-sndbuf
+    {"guest-burst", K::count, 1, 1000},
+    {"guest-send-cost", K::time, 1, 1e6},  // 0 would let a sender that never blocks stop the clock
+    {"guest-epoll-cost", K::time, 0, 1e6},
+    {"guest-wake-latency", K::time, 0, kSec},
+    {"guest-wake-latency-mean", K::time, 0, kSec},  // and at least guest-wake-latency
+    {"guest-lead", K::time, 0, 3600 * kSec},
+    {"guest-send-for", K::time, 0, 3600 * kSec},
+    {"wheel-timers", K::number, 0, 1e5},
+    {"softirq-cost", K::time, 0, 1e6},
     {"cost-timer-irq", K::count, 0, 1e6},
     {"cost-nic-irq", K::count, 0, 1e6},
     {"cost-other-irq", K::count, 0, 1e6},
@@ -129,6 +140,26 @@ void validate(const SimConfig& c) {
   check("tick-hz", d(c.tick_hz));
   check("other-irq-rate", c.other_irq_per_s);
   check("base-sy", c.base_sy_pct);
+  const GuestConfig& g = c.guest;
+  if (g.sender && c.traffic != "rate" && c.traffic != "edt")
+    throw SimConfigError("traffic", c.traffic, "rate or edt with {guest-sender} (the harness's sender)");
+  check("guest-sndbuf", d(g.sndbuf));
+  check("guest-wake-at", d(g.wake_at));
+  if (g.wake_at >= g.sndbuf)
+    throw SimConfigError("guest-wake-at", std::to_string(g.wake_at),
+                         "below {guest-sndbuf} (" + std::to_string(g.sndbuf) + ")");
+  check("guest-burst", d(g.burst));
+  check("guest-send-cost", d(g.send_cost));
+  check("guest-epoll-cost", d(g.epoll_cost));
+  check("guest-wake-latency", d(g.wake_latency_min));
+  check("guest-wake-latency-mean", d(g.wake_latency_mean));
+  if (g.wake_latency_mean < g.wake_latency_min)
+    throw SimConfigError("guest-wake-latency-mean", format_time(g.wake_latency_mean),
+                         "at least {guest-wake-latency} (" + format_time(g.wake_latency_min) + ")");
+  check("guest-lead", d(g.lead));
+  check("guest-send-for", d(g.send_for));
+  check("wheel-timers", g.wheel_timers_per_s);
+  check("softirq-cost", d(g.softirq_cost));
   check("cost-timer-irq", d(c.cost.timer_interrupt));
   check("cost-nic-irq", d(c.cost.nic_interrupt));
   check("cost-other-irq", d(c.cost.other_interrupt));

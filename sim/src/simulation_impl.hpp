@@ -16,11 +16,14 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <stdexcept>
 
 #include "ufq/driver/qdisc_runner.hpp"
+#include "guest_sender.hpp"
+#include "nohz_tick.hpp"
 #include "ufq/sim/event_queue.hpp"
 #include "ufq/sim/hrtimer_model.hpp"
 #include "ufq/sim/traffic.hpp"
@@ -112,12 +115,15 @@ struct Cpu {
   bool softirq_at_irq_exit = false;
   Hrtimer tick;
   Time tick_period = 0;
+  std::unique_ptr<NohzTick> nohz;  // the guest's idle tick (cfg.guest.nohz_idle), instead of `tick`
+  Time busy_until = 0;             // the guest model: the CPU's softirq work runs until then
+  Event softirq_more;              // the guest model: the same qdisc run, once that work is done
   std::uint64_t qdisc_runs = 0;
   std::uint64_t watchdog_fires = 0;
 };
 
 template <class Sched>
-class Simulation final : TrafficHost {
+class Simulation final : TrafficHost, GuestSender::Host {
  public:
   Simulation(const SimConfig& cfg, std::function<void(double)> progress,
              std::function<void(Sample&)> on_sample)
@@ -133,6 +139,16 @@ class Simulation final : TrafficHost {
     if (model_->adjust) model_->adjust(cfg_);
     for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, q_, cfg_, i));
     make_flows();
+    if (!cfg_.guest.event_trace.empty()) {
+      trace_ = std::make_unique<std::ofstream>(cfg_.guest.event_trace);
+      if (!*trace_) throw SimConfigError("event-trace", cfg_.guest.event_trace, "a file that can be written");
+      for (auto& c : cpus_)
+        if (c->nohz) c->nohz->set_on_expiry([this] { *trace_ << q_.now() << " tick\n"; });
+    }
+    if (cfg_.guest.sender) {
+      GuestSender::Host& host = *this;
+      sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
+    }
   }
 
   SimResult run() {
@@ -142,6 +158,7 @@ class Simulation final : TrafficHost {
     q_.schedule(sampler_, std::min(cfg_.interval, cfg_.duration));
     if (progress_) q_.schedule(progress_event_, std::max<Time>(cfg_.duration / 50, 1));
     last_sample_at_ = 0;
+    if (sender_) start_guest();
     q_.run_until(cfg_.duration);
     if (last_sample_at_ < cfg_.duration) sample();  // a last, shorter period
 
@@ -191,13 +208,83 @@ class Simulation final : TrafficHost {
     r.flow_rate_error_mean = measured ? sum_err / static_cast<double>(measured) : 0;
     r.events = q_.events_run();
     r.flows_created = flows_created_;
+    if (sender_ && !sender_->finished()) guest_window_end();  // still sending at the end
+    r.guest = guest_;
+    for (auto& c : cpus_)
+      if (c->nohz) {
+        r.guest.tick_expiries += c->nohz->expiries();
+        r.guest.tick_stops += c->nohz->stops();
+      }
+    if (sender_) {
+      r.guest.sender_wakeups = sender_->wakeups();
+      r.guest.sends = sender_->sends();
+    }
     return r;
   }
+
+  // ------------------------------------------------------------ the guest model
+  // A qdisc run that sent `sent` packets keeps the CPU busy for their cost;
+  // with the guest's sender, the run goes on dequeuing at the time that cost
+  // has taken, so flows that fell due meanwhile leave in the same run (and
+  // the watchdog is re-armed later instead of firing).
+  void guest_busy(Cpu<Sched>& c, std::uint32_t sent) {
+    c.busy_until = std::max(c.busy_until, q_.now()) + sent * cfg_.guest.softirq_cost;
+    if (sender_ && cfg_.guest.softirq_cost && (!c.softirq_more.armed() || c.softirq_more.when() > c.busy_until))
+      q_.schedule(c.softirq_more, c.busy_until);
+  }
+
+  // The CPU is idle: no task runs and no softirq work is left.
+  bool cpu_idle(const Cpu<Sched>& c) const {
+    return !(sender_ && sender_->running()) && q_.now() >= c.busy_until;
+  }
+
+  void start_guest() {
+    const Time t0 = model_first_stamp() ? cfg_.guest.lead : 0;
+    guest_.window_start = t0;
+    if (t0 == 0) guest_window_start_ = snapshot();
+    else q_.schedule(guest_window_event_, t0);
+    // Rate-paced sockets stop at the end of the send period; EDT flows when
+    // their next departure time is past it (send()).
+    sender_->start(0, !model_first_stamp() && cfg_.guest.send_for ? cfg_.guest.send_for : kNever);
+  }
+  bool model_first_stamp() const { return !flows_.empty() && flows_[0].gap != 0; }
+
+  void guest_window_end() {
+    count_other_irqs(q_.now());
+    guest_.window_end = q_.now();
+    guest_.window = snapshot() - guest_window_start_;
+  }
+
+  // GuestSender::Host
+  GuestSender::Send send(std::uint32_t slot) override {
+    Flow& f = flows_[slot];
+    if (f.gap && cfg_.guest.send_for && f.next_stamp >= cfg_.guest.lead + cfg_.guest.send_for)
+      return GuestSender::Send::done;
+    if (f.inflight >= cfg_.guest.sndbuf) return GuestSender::Send::full;
+    Cpu<Sched>& c = *cpus_[f.queue];
+    if (!enqueue_one(f, c)) return GuestSender::Send::sent;  // dropped: the send still counts (ENOBUFS)
+    in_send_ = true;  // the qdisc runs in the sender's own send
+    run_qdisc(c);
+    in_send_ = false;
+    return GuestSender::Send::sent;
+  }
+  // The event trace's watchdog line (cfg.guest.event_trace).
+  void trace_watchdog(const Watchdog& w) {
+    if (trace_) [[unlikely]]
+      *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
+  }
+  void woke() override {
+    if (trace_) *trace_ << q_.now() << " wake\n";
+    for (auto& c : cpus_)
+      if (c->nohz) c->nohz->task_runs();
+  }
+  void stopped() override { guest_window_end(); }
 
   // ------------------------------------------------------------ qdisc runs
   void run_qdisc(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
     ++c.qdisc_runs;
+    if (res.sent && (c.nohz || sender_)) guest_busy(c, res.sent);
     c.wd.sync();
     // A used-up quota re-raises NET_TX; a full ring waits for completions.
     if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
@@ -213,12 +300,18 @@ class Simulation final : TrafficHost {
     lateness_.add(now >= p.due ? now - p.due : 0);
     if (f.lateness_class) [[unlikely]]
       classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
+    if (trace_) [[unlikely]]
+      *trace_ << now << (in_send_ ? " xmit task\n" : " xmit softirq\n");
+    // The guest's dummy device frees the datagram as it transmits it: the
+    // socket's room comes back here, not at the completion.
+    if (sender_ && --f.inflight <= cfg_.guest.wake_at) sender_->writable(f.slot);
   }
 
   // ------------------------------------------------------------ traffic
   void on_complete(Cpu<Sched>& c, Packet& p) {
     Flow& f = flows_[slot_of(p.cookie)];
     free_.push_back(&p);
+    if (sender_) return;  // the guest's sender keeps its own books (on_departure)
     if (generation_of(p.cookie) != f.generation) return;  // the flow has ended
     --f.inflight;
     refill(f, c);
@@ -236,26 +329,31 @@ class Simulation final : TrafficHost {
   // Top the flow up to its in-flight allowance (TCP small queues: the next
   // packet is enqueued when an earlier one has left the NIC).
   void refill(Flow& f, Cpu<Sched>& c) {
-    const Time now = q_.now();
-    while (f.on && f.inflight < cfg_.inflight) {
-      Time tstamp = 0;
-      std::uint32_t len = cfg_.packet_size;
-      if (!source_->next(f, tstamp, len)) return;
-      Packet* p = take_packet();
-      *p = Packet{};
-      p->cookie = cookie_of(f.slot, f.generation);
-      p->owner = &f.owner;
-      p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
-      p->len = len;
-      p->tstamp = tstamp;
-      ++offered_;
-      if (c.fq.enqueue(*p, now) != Verdict::queued) {
-        ++dropped_;
-        free_.push_back(p);
-        return;  // a source backs off after a drop
-      }
-      ++f.inflight;
+    while (f.on && f.inflight < cfg_.inflight)
+      if (!enqueue_one(f, c)) return;  // a source backs off after a drop
+  }
+
+  // The flow's next packet into fq; false when the source has none or fq
+  // refused it.
+  bool enqueue_one(Flow& f, Cpu<Sched>& c) {
+    Time tstamp = 0;
+    std::uint32_t len = cfg_.packet_size;
+    if (!source_->next(f, tstamp, len)) return false;
+    Packet* p = take_packet();
+    *p = Packet{};
+    p->cookie = cookie_of(f.slot, f.generation);
+    p->owner = &f.owner;
+    p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
+    p->len = len;
+    p->tstamp = tstamp;
+    ++offered_;
+    if (c.fq.enqueue(*p, q_.now()) != Verdict::queued) {
+      ++dropped_;
+      free_.push_back(p);
+      return false;
     }
+    ++f.inflight;
+    return true;
   }
 
   // ------------------------------------------------------------ TrafficHost
@@ -425,6 +523,12 @@ class Simulation final : TrafficHost {
       f.owner.kind = FlowOwner::Kind::connected;
       f.queue = static_cast<std::uint32_t>(rng_.below(cfg_.queues));
       const Time start_at = source_->init(f, *this);
+      if (cfg_.guest.sender) {
+        // The harness's sender: EDT phases spread evenly over one gap from
+        // the first departure time; it starts every flow itself.
+        if (f.gap) f.next_stamp = cfg_.guest.lead + f.gap * i / cfg_.flows + 1;
+        continue;
+      }
       if (model_->shared_wakes) {
         if (start_at != kNever) flow_timers_.schedule(i, start_at);
         continue;
@@ -435,7 +539,8 @@ class Simulation final : TrafficHost {
     for (const LatenessClass& k : source_->lateness_classes()) classes_.push_back(ClassLateness{k.name, k.gap, 0, {}});
     for (const Flow& f : flows_)
       if (f.lateness_class && f.lateness_class <= classes_.size()) ++classes_[f.lateness_class - 1].flows;
-    const std::size_t pool = static_cast<std::size_t>(cfg_.flows) * cfg_.inflight;
+    const std::size_t pool =
+        static_cast<std::size_t>(cfg_.flows) * (cfg_.guest.sender ? cfg_.guest.sndbuf : cfg_.inflight);
     packets_.resize(pool);
     free_.reserve(pool);
     for (auto& p : packets_) free_.push_back(&p);
@@ -475,6 +580,12 @@ class Simulation final : TrafficHost {
   std::function<void(Sample&)> on_sample_;
   std::uint64_t flows_created_ = 0;
   std::uint64_t next_flow_id_ = 1;  // churn: the next never-used flow key
+  std::unique_ptr<GuestSender> sender_;  // cfg.guest.sender
+  std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
+  bool in_send_ = false;                  // a qdisc run inside the guest sender's send
+  SimResult::Guest guest_;
+  EventCounts guest_window_start_;
+  Event guest_window_event_{q_, [this] { guest_window_start_ = (count_other_irqs(q_.now()), snapshot()); }};
 };
 
 template <class Sched>
@@ -494,8 +605,9 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
       port{&nic, &sim},
       runner(fq, port),
       wd(fq.watchdog(), hr,
-         [this, &q] {
+         [this, &q, &sim] {
            ++watchdog_fires;
+           sim.trace_watchdog(fq.watchdog());
            if (softirq.armed() || softirq_at_irq_exit) return;
            if (q.maybe_due_now())
              q.schedule(softirq, q.now());
@@ -503,12 +615,17 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
              softirq_at_irq_exit = true;
          }),
       softirq(q, [&sim, this] { sim.run_qdisc(*this); }),
-      tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }) {
+      tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }),
+      softirq_more(q, [&sim, this] { sim.run_qdisc(*this); }) {
   if (cfg.tick_hz) {
     tick_period = kNsecPerSec / cfg.tick_hz;
     // Ticks of different CPUs are staggered across the period.
     const Time first = tick_period * (i + 1) / (cfg.queues + 1);
-    hr.start(tick, first, first);
+    if (cfg.guest.nohz_idle)
+      nohz = std::make_unique<NohzTick>(hr, tick_period, first, cfg.guest.wheel_timers_per_s, sim.rng(),
+                                        [&sim, this] { return sim.cpu_idle(*this); });
+    else
+      hr.start(tick, first, first);
   }
   hr.set_irq_exit([&sim, this] {
     if (!softirq_at_irq_exit) return;

@@ -242,6 +242,26 @@ Table sim_table() {
            "1mbit to 10tbit", s);
   t.values("--nic-latency", kTimeGarbage + std::vector<std::string>{"2s"}, "1s", s);
   t.flag("--nic-dummy", s);
+  // The guest model (ufq/sim/guest.hpp).
+  t.flag("--guest-sender", s);
+  t.add({"--guest-sender", {"sim", "-q", "--traffic", "bulk", "--guest-sender"}, {"--traffic", "rate or edt"}});
+  t.values("--guest-sndbuf", kGarbage + kHuge + std::vector<std::string>{"0", "1001"}, "1..1000", s);
+  t.values("--guest-wake-at", kGarbage + kHuge + std::vector<std::string>{"1000"}, "0..999", s);
+  t.add({"--guest-wake-at", {"sim", "-q", "--guest-sndbuf", "4", "--guest-wake-at", "4"}, {"--guest-wake-at", "--guest-sndbuf"}});
+  t.values("--guest-burst", kGarbage + kHuge + std::vector<std::string>{"0", "1001"}, "1..1000", s);
+  t.values("--guest-send-cost", kTimeGarbage + std::vector<std::string>{"0", "2ms"}, "1ms", s);
+  for (const char* o : {"--guest-epoll-cost", "--softirq-cost"})
+    t.values(o, kTimeGarbage + std::vector<std::string>{"2ms"}, "1ms", s);
+  for (const char* o : {"--guest-wake-latency", "--guest-wake-latency-mean"})
+    t.values(o, kTimeGarbage + std::vector<std::string>{"2s"}, "1s", s);
+  t.add({"--guest-wake-latency-mean",
+         {"sim", "-q", "--guest-wake-latency", "20us", "--guest-wake-latency-mean", "10us"},
+         {"--guest-wake-latency-mean", "--guest-wake-latency"}});
+  for (const char* o : {"--guest-lead", "--guest-send-for"})
+    t.values(o, kTimeGarbage + std::vector<std::string>{"3601s"}, "3600s", s);
+  t.flag("--nohz-idle", s);
+  t.values("--wheel-timers", kGarbage + kHuge + std::vector<std::string>{"100001"}, "0..100000", s);
+  t.files("--event-trace", {"/proc/ufq-no-such-dir/events.txt"}, {"sim", "-q", "--duration", "1ms"});
   t.values("--ring", kGarbage + kHuge + std::vector<std::string>{"0", "65537"}, "1..65536", s);
   t.values("--tx-usecs", kTimeGarbage + std::vector<std::string>{"2s"}, "1s", s);
   t.values("--tx-frames", kGarbage + kHuge + std::vector<std::string>{"0", "4294967296"}, "1..4294967295", s);

@@ -37,6 +37,9 @@ namespace {
 struct SimArgs {
   std::string traffic = "edt";
   std::string duration = "20s", interval = "2s", irq_latency = "1us", nic_latency, tx_usecs;
+  // The guest model's times (ufq/sim/guest.hpp), as given; the defaults are GuestConfig's.
+  std::string guest_send_cost = "16us", guest_epoll_cost = "2us", guest_wake_latency = "5us",
+              guest_wake_latency_mean = "10us", guest_lead = "0", guest_send_for = "0", softirq_cost = "7us";
   // The traffic models' own settings (--on, --pcap, --csv, ...), as given.
   std::map<std::string, std::string> model_options;        // bound to the options (every one)
   std::map<std::string, std::string> given_model_options;  // those given
@@ -198,6 +201,15 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
       return fail(bad);
   if (!a.tx_usecs.empty())
     if (const std::string bad = read_time("tx-usecs", a.tx_usecs, cfg.nic.tx_usecs); !bad.empty()) return fail(bad);
+  for (const auto& [setting, word, out] :
+       {std::tuple<const char*, const std::string&, Time&>{"guest-send-cost", a.guest_send_cost, cfg.guest.send_cost},
+        {"guest-epoll-cost", a.guest_epoll_cost, cfg.guest.epoll_cost},
+        {"guest-wake-latency", a.guest_wake_latency, cfg.guest.wake_latency_min},
+        {"guest-wake-latency-mean", a.guest_wake_latency_mean, cfg.guest.wake_latency_mean},
+        {"guest-lead", a.guest_lead, cfg.guest.lead},
+        {"guest-send-for", a.guest_send_for, cfg.guest.send_for},
+        {"softirq-cost", a.softirq_cost, cfg.guest.softirq_cost}})
+    if (const std::string bad = read_time(setting, word, out); !bad.empty()) return fail(bad);
   if (!a.nic_rate.empty()) {
     const auto bits = tc::parse_rate_bits(a.nic_rate);
     if (!bits || !(*bits < 1.8e19))
@@ -423,6 +435,36 @@ void add_sim_command(Commands& commands) {
   sub->add_option("--tx-frames", cfg->nic.tx_frames, "NIC completion coalescing frames")
       ->check(count_word("tx-frames", UINT32_MAX))
       ->capture_default_str();
+
+  // The kernel-fq guest (ufq/sim/guest.hpp, docs/simulator.md "The guest model").
+  sub->add_flag("--guest-sender", cfg->guest.sender,
+                "the harness's UDP sender: one task, epoll, full sockets (replaces --inflight; rate or edt)");
+  sub->add_option("--guest-sndbuf", cfg->guest.sndbuf, "--guest-sender: datagrams a socket holds")
+      ->check(count_word("guest-sndbuf", UINT32_MAX))
+      ->capture_default_str();
+  sub->add_option("--guest-wake-at", cfg->guest.wake_at, "--guest-sender: writable again at this many in flight")
+      ->check(count_word("guest-wake-at", UINT32_MAX))
+      ->capture_default_str();
+  sub->add_option("--guest-burst", cfg->guest.burst, "--guest-sender: sends per visit of a ready flow")
+      ->check(count_word("guest-burst", UINT32_MAX))
+      ->capture_default_str();
+  sub->add_option("--guest-send-cost", a->guest_send_cost, "--guest-sender: CPU per send (default 16us)");
+  sub->add_option("--guest-epoll-cost", a->guest_epoll_cost, "--guest-sender: CPU per epoll_wait with events (default 2us)");
+  sub->add_option("--guest-wake-latency", a->guest_wake_latency,
+                  "--guest-sender: a sleeping sender runs at least this long after the write space (default 5us)");
+  sub->add_option("--guest-wake-latency-mean", a->guest_wake_latency_mean,
+                  "--guest-sender: and this long on average, exponential above the minimum (default 10us)");
+  sub->add_option("--guest-lead", a->guest_lead, "--guest-sender, edt: start this long before the first departure");
+  sub->add_option("--guest-send-for", a->guest_send_for,
+                  "--guest-sender: send period (rate: from the start; edt: departures before its end)");
+  sub->add_flag("--nohz-idle", cfg->guest.nohz_idle, "the tick stops on an idle CPU (NOHZ idle)");
+  sub->add_option("--wheel-timers", cfg->guest.wheel_timers_per_s,
+                  "--nohz-idle: timer-wheel timers per second that fire a stopped tick")
+      ->check(number_word("wheel-timers"))
+      ->capture_default_str();
+  sub->add_option("--softirq-cost", a->softirq_cost, "--nohz-idle: CPU per packet a qdisc run sends (default 7us)");
+  sub->add_option("--event-trace", cfg->guest.event_trace,
+                  "write the watchdog, tick, xmit and sender wake-up events to FILE (scripts/event_compare.py)");
 
   sub->add_option("--cost-timer-irq", cfg->cost.timer_interrupt, "ns per timer interrupt")
       ->check(count_word("cost-timer-irq", UINT64_MAX))

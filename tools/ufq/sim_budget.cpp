@@ -94,7 +94,10 @@ std::string check_sim_plan(const sim::SimConfig& c, std::size_t runs) {
   // Memory: one run's flows, packets and tables at a time, every run's samples.
   std::vector<Term> memory;
   memory.push_back({static_cast<double>(c.flows) * kBytesPerFlow, "--flows"});
-  memory.push_back({static_cast<double>(c.flows) * c.inflight * kBytesPerPacket, "--flows x --inflight"});
+  if (c.guest.sender)  // the guest's sockets hold --guest-sndbuf each instead
+    memory.push_back({static_cast<double>(c.flows) * c.guest.sndbuf * kBytesPerPacket, "--flows x --guest-sndbuf"});
+  else
+    memory.push_back({static_cast<double>(c.flows) * c.inflight * kBytesPerPacket, "--flows x --inflight"});
   memory.push_back({static_cast<double>(c.queues) * kBytesPerQueue, "--queues"});
   if (c.scheduler == sim::SchedulerKind::reference)
     memory.push_back({static_cast<double>(c.queues) * static_cast<double>(c.fq.buckets()) * kBytesPerReferenceBucket,

@@ -12,6 +12,7 @@
 
 #include "ufq/config.hpp"
 #include "ufq/histogram.hpp"
+#include "ufq/sim/guest.hpp"
 #include "ufq/sim/nic_model.hpp"
 #include "ufq/sim/traffic.hpp"
 #include "ufq/stats.hpp"
@@ -70,6 +71,7 @@ struct SimConfig {
   double base_sy_pct = 0.0;          // system CPU not modelled by events
   NicConfig nic;
   CostModel cost;
+  GuestConfig guest;                 // the kernel-fq guest's sender and idle tick (opt-in)
 };
 
 // Work counted during a period: what the cost model turns into CPU time.
@@ -143,6 +145,15 @@ struct SimResult {
   std::uint64_t events = 0;         // simulation events run
   std::uint64_t flows_created = 0;  // flows the traffic started (churn: initial + replacements)
   std::uint64_t peak_rss_kb = 0;    // set by a caller that measures memory; 0 = not measured
+  // The guest model (SimConfig::guest): the counts over the sender's send
+  // period (from the first departure time, or the start, to its last send),
+  // as the harness snapshots them, and the model's own counters.
+  struct Guest {
+    Time window_start = 0, window_end = 0;
+    EventCounts window;
+    std::uint64_t tick_expiries = 0, tick_stops = 0;  // over the whole run
+    std::uint64_t sender_wakeups = 0, sends = 0;
+  } guest;
 
   double seconds() const { return static_cast<double>(total.end - total.start) / 1e9; }
   double per_s(std::uint64_t n) const { return static_cast<double>(n) / seconds(); }

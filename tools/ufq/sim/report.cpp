@@ -173,6 +173,20 @@ std::string to_json(const SimResult& r, const std::string& label) {
                  {"watchdog_fires", t.n.watchdog_fires},
                  {"qdisc_runs", t.n.qdisc_runs},
                  {"doorbells", t.n.doorbells}};
+  if (r.config.guest.sender || r.config.guest.nohz_idle) {
+    const auto& g = r.guest;
+    const double span = static_cast<double>(g.window_end - g.window_start) / 1e9;
+    j["guest"] = {{"window_start_ns", g.window_start},
+                  {"window_end_ns", g.window_end},
+                  {"window_timer_interrupts", g.window.timer_interrupts},
+                  {"window_watchdog_fires", g.window.watchdog_fires},
+                  {"window_packets", g.window.packets},
+                  {"window_timer_interrupts_per_s", span > 0 ? static_cast<double>(g.window.timer_interrupts) / span : 0.0},
+                  {"tick_expiries", g.tick_expiries},
+                  {"tick_stops", g.tick_stops},
+                  {"sender_wakeups", g.sender_wakeups},
+                  {"sends", g.sends}};
+  }
   j["mean_batch"] = r.mean_batch();
   j["cpu_sys_pct"] = r.cpu_sys_pct();
   j["flow_rate_error_max"] = r.flow_rate_error_max;

@@ -1,5 +1,5 @@
-// The simulator against Linux 6.1's fq, recorded with ../shared/kernel-fq
-// (tests/data/kernel-6.1/runs/*.json; docs/results.md §3). These runs were not
+// The simulator against Linux 6.1's fq, recorded with the kernel-fq harness
+// (scripts/record-kernel-runs.sh; tests/data/kernel-6.1/runs/*.json; docs/results.md §3). These runs were not
 // used to fit the model. The tolerances are the documented agreement: timer
 // interrupts within 20 % up to 50 us of slack, within 40 % beyond (the model's
 // tick never stops; the kernel's does on an idle CPU), rates exact.

@@ -1,6 +1,6 @@
 // Replays tests/data/kernel-6.1/tc-params.txt, ground truth recorded from the
-// real Linux 6.1 kernel with iproute2 6.1 (/work/shared/kernel-fq/run.sh --job
-// tcparams), through our tc language layer:
+// real Linux 6.1 kernel with iproute2 6.1 (the kernel-fq harness's `run.sh --job
+// tcparams`, docs/results.md §3), through our tc language layer:
 //
 //   `tc qdisc add|change|replace dev d0 root fq WORDS`
 //       parse_fq_options(WORDS) on FqConfig{} (hz 250) for `add`, on the state

@@ -16,8 +16,8 @@ Hrtimer::~Hrtimer() {
 HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
     : queue_(&queue),
       config_(config),
-      device_event_(queue, [this] { device_fired(); }),
-      irq_event_(queue, [this] { handle_interrupt(); }) {}
+      device_event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->device_fired(); }, this),
+      irq_event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->handle_interrupt(); }, this) {}
 
 HrtimerModel::~HrtimerModel() { timers_.clear(); }
 
@@ -96,7 +96,7 @@ void HrtimerModel::handle_interrupt() {
   in_irq_ = false;
   next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
   program(earliest_hard_expiry());
-  if (irq_exit_) irq_exit_();
+  irq_exit_();
 }
 
 void HrtimerModel::force_reprogram() {

@@ -13,8 +13,8 @@ NicModel::NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete,
       on_complete_(std::move(on_complete)),
       on_poll_done_(std::move(on_poll_done)),
       ring_(config.ring_size),
-      irq_(queue, [this] { raise_irq(); }),
-      handler_(queue, [this] { handle_irq(); }),
+      irq_(queue, [](void* nic) { static_cast<NicModel*>(nic)->raise_irq(); }, this),
+      handler_(queue, [](void* nic) { static_cast<NicModel*>(nic)->handle_irq(); }, this),
       ns_per_byte_x1000_(config.line_rate_bps ? 8'000'000'000'000ULL / config.line_rate_bps : 0) {
   if (config.ring_size == 0) throw std::invalid_argument("NIC ring_size must be at least 1");
   if (config.line_rate_bps == 0) throw std::invalid_argument("NIC line rate must be positive");
@@ -79,10 +79,10 @@ void NicModel::handle_irq() {
     head_ = (head_ + 1) % config_.ring_size;
     --used_;
     ++stats_.completions;
-    if (on_complete_) on_complete_(*p);
+    on_complete_(*p);
   }
   unreported_ = used_;
-  if (on_poll_done_) on_poll_done_();
+  on_poll_done_();
   // Completions still on the wire raise the next interrupt.
   if (config_.dummy) {
     if (used_ && !handler_.armed()) queue_->schedule(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);

@@ -114,6 +114,32 @@ struct Cpu {
   Time tick_period = 0;
   std::uint64_t qdisc_runs = 0;
   std::uint64_t watchdog_fires = 0;
+
+  // The models' callbacks, as plain functions of the Cpu (Hook, Event::Fn):
+  // no std::function call per packet or interrupt.
+  static Cpu& of(void* self) { return *static_cast<Cpu*>(self); }
+  static void completed(void* self, Packet& p) { of(self).port.sim->on_complete(of(self), p); }
+  static void run_qdisc(void* self) { of(self).port.sim->run_qdisc(of(self)); }
+  static void watchdog_fired(void* self) {
+    Cpu& c = of(self);
+    ++c.watchdog_fires;
+    if (c.softirq.armed() || c.softirq_at_irq_exit) return;
+    EventQueue& q = c.softirq.queue();
+    if (q.maybe_due_now())
+      q.schedule(c.softirq, q.now());
+    else
+      c.softirq_at_irq_exit = true;
+  }
+  static void ticked(void* self) {
+    Cpu& c = of(self);
+    c.hr.start(c.tick, c.tick.soft_expiry() + c.tick_period, c.tick.soft_expiry() + c.tick_period);
+  }
+  static void irq_exit(void* self) {
+    Cpu& c = of(self);
+    if (!c.softirq_at_irq_exit) return;
+    c.softirq_at_irq_exit = false;
+    c.port.sim->run_qdisc(c);
+  }
 };
 
 template <class Sched>
@@ -489,32 +515,19 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
     : index(i),
       fq(cfg.fq),
       hr(q, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
-      nic(q, cfg.nic, [&sim, this](Packet& p) { sim.on_complete(*this, p); },
-          [&sim, this] { sim.run_qdisc(*this); }),
+      nic(q, cfg.nic, NicModel::CompleteFn(&Cpu::completed, this), NicModel::PollDoneFn(&Cpu::run_qdisc, this)),
       port{&nic, &sim},
       runner(fq, port),
-      wd(fq.watchdog(), hr,
-         [this, &q] {
-           ++watchdog_fires;
-           if (softirq.armed() || softirq_at_irq_exit) return;
-           if (q.maybe_due_now())
-             q.schedule(softirq, q.now());
-           else
-             softirq_at_irq_exit = true;
-         }),
-      softirq(q, [&sim, this] { sim.run_qdisc(*this); }),
-      tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }) {
+      wd(fq.watchdog(), hr, WatchdogHrtimer::FireCallback(&Cpu::watchdog_fired, this)),
+      softirq(q, &Cpu::run_qdisc, this),
+      tick(hr, Hrtimer::Callback(&Cpu::ticked, this)) {
   if (cfg.tick_hz) {
     tick_period = kNsecPerSec / cfg.tick_hz;
     // Ticks of different CPUs are staggered across the period.
     const Time first = tick_period * (i + 1) / (cfg.queues + 1);
     hr.start(tick, first, first);
   }
-  hr.set_irq_exit([&sim, this] {
-    if (!softirq_at_irq_exit) return;
-    softirq_at_irq_exit = false;
-    sim.run_qdisc(*this);
-  });
+  hr.set_irq_exit(Hook<>(&Cpu::irq_exit, this));
 }
 
 }  // namespace ufq::sim::detail

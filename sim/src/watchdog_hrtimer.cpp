@@ -7,7 +7,7 @@ namespace ufq::sim {
 WatchdogHrtimer::WatchdogHrtimer(Watchdog& watchdog, HrtimerModel& cpu, FireCallback on_fire)
     : watchdog_(&watchdog),
       on_fire_(std::move(on_fire)),
-      timer_(cpu, [this] { fired(); }),
+      timer_(cpu, Hrtimer::Callback([](void* self) { static_cast<WatchdogHrtimer*>(self)->fired(); }, this)),
       seen_arms_(watchdog.arm_count()) {}
 
 bool WatchdogHrtimer::sync() {
@@ -29,7 +29,7 @@ bool WatchdogHrtimer::sync() {
 void WatchdogHrtimer::fired() {
   ++fires_;
   watchdog_->expire();
-  if (on_fire_) on_fire_();
+  on_fire_();
 }
 
 }  // namespace ufq::sim

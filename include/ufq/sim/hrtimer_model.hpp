@@ -37,6 +37,7 @@
 #include <boost/intrusive/list.hpp>
 
 #include "ufq/sim/event_queue.hpp"
+#include "ufq/sim/hook.hpp"
 #include "ufq/time.hpp"
 
 namespace ufq::sim {
@@ -47,7 +48,8 @@ class HrtimerModel;
 // copyable or movable; destroying a queued timer cancels it.
 class Hrtimer {
  public:
-  using Callback = std::function<void()>;
+  // A lambda, or (function, context) for the cheaper direct call.
+  using Callback = Hook<>;
 
   // `cpu` must outlive the timer, or be destroyed first (which dequeues it).
   Hrtimer(HrtimerModel& cpu, Callback callback);
@@ -116,7 +118,7 @@ class HrtimerModel {
 
   // Called at the end of every interrupt handler, once the device is written:
   // where the kernel runs the softirqs the interrupt raised (irq_exit).
-  void set_irq_exit(std::function<void()> fn) { irq_exit_ = std::move(fn); }
+  void set_irq_exit(sim::Hook<> fn) { irq_exit_ = std::move(fn); }
 
   // The expiry the device was last programmed for (the kernel's
   // expires_next): the earliest hard expiry outside the handler, kNever while
@@ -167,7 +169,7 @@ class HrtimerModel {
   std::uint64_t next_seq_ = 0;
   bool in_irq_ = false;
   HrtimerStats stats_;
-  std::function<void()> irq_exit_;
+  sim::Hook<> irq_exit_;
 };
 
 }  // namespace ufq::sim

@@ -9,6 +9,7 @@
 
 #include "ufq/packet.hpp"
 #include "ufq/sim/event_queue.hpp"
+#include "ufq/sim/hook.hpp"
 #include "ufq/time.hpp"
 
 namespace ufq::sim {
@@ -38,11 +39,12 @@ struct NicStats {
 class NicModel {
  public:
   // Called for each reclaimed packet, in transmit order, from the completion
-  // handler (the packet is the caller's again).
-  using CompleteFn = std::function<void(Packet&)>;
+  // handler (the packet is the caller's again). A lambda, or (function,
+  // context) for the cheaper direct call.
+  using CompleteFn = Hook<Packet&>;
   // Called once at the end of each completion handler (NAPI poll done): the
   // environment runs the qdisc there, as the TX softirq would.
-  using PollDoneFn = std::function<void()>;
+  using PollDoneFn = Hook<>;
 
   NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete, PollDoneFn on_poll_done);
   NicModel(const NicModel&) = delete;

@@ -20,7 +20,8 @@ namespace ufq::sim {
 
 class WatchdogHrtimer {
  public:
-  using FireCallback = std::function<void()>;
+  // A lambda, or (function, context) for the cheaper direct call.
+  using FireCallback = Hook<>;
 
   // `watchdog` and `cpu` must outlive the adapter. The adapter treats every
   // arm the watchdog already counts as seen, so a watchdog armed before it

@@ -21,7 +21,8 @@ class Hook {
   Hook(Fn fn, void* context) : fn_(fn), context_(context) {}
   // Calls `callable` (empty: calling the hook does nothing).
   template <class F>
-    requires std::is_constructible_v<std::function<void(Args...)>, F&&>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, Hook> &&
+             std::is_constructible_v<std::function<void(Args...)>, F &&>)
   Hook(F&& callable) : callable_(std::forward<F>(callable)) {}  // NOLINT: implicit, as std::function
 
   // Whether calling does anything.

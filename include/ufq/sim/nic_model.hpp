@@ -3,6 +3,7 @@
 // and tx-frames). It is the device a QdiscRunner hands packets to.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -84,5 +85,41 @@ class NicModel {
   std::uint64_t ns_per_byte_x1000_;  // serialisation time, in ps per byte
   NicStats stats_;
 };
+
+// Inline: the qdisc run calls it once per packet.
+inline bool NicModel::xmit(Packet& pkt, bool more) {
+  if (used_ == config_.ring_size) {
+    ++stats_.ring_full;
+    return false;
+  }
+  const Time now = queue_->now();
+  if (config_.dummy) {
+    ring_[(head_ + used_) % config_.ring_size] = Slot{&pkt, now};
+    ++used_;
+    ++stats_.packets;
+    stats_.bytes += pkt.len;
+    if (!more) ++stats_.doorbells;
+    if (!handler_.armed()) queue_->schedule(handler_, now + config_.irq_latency);
+    return true;
+  }
+  const Time start = std::max(now, wire_free_);
+  const Time ser =
+      (static_cast<Time>(pkt.len + config_.wire_overhead) * ns_per_byte_x1000_ + 999) / 1000;
+  wire_free_ = start + ser;
+  ring_[(head_ + used_) % config_.ring_size] = Slot{&pkt, wire_free_};
+  ++used_;
+  ++unreported_;
+  ++stats_.packets;
+  stats_.bytes += pkt.len;
+  if (!more) ++stats_.doorbells;
+  // Coalescing: the first pending completion starts the tx-usecs clock; the
+  // tx-frames-th pending completion fires at once.
+  if (!irq_.armed() && !handler_.armed()) {
+    schedule_irq();
+  } else if (irq_.armed() && unreported_ >= config_.tx_frames && wire_free_ < irq_.when()) {
+    queue_->schedule(irq_, std::max(now, wire_free_));
+  }
+  return true;
+}
 
 }  // namespace ufq::sim

@@ -55,4 +55,21 @@ class WatchdogHrtimer {
   std::uint64_t fires_ = 0;
 };
 
+// Inline: the driver calls it after every qdisc run.
+inline bool WatchdogHrtimer::sync() {
+  if (watchdog_->arm_count() != seen_arms_) {
+    seen_arms_ = watchdog_->arm_count();
+    if (watchdog_->queued()) {
+      timer_.cpu().start(timer_, watchdog_->soft_expiry(), watchdog_->hard_expiry());
+      ++starts_;
+      return true;
+    }
+  }
+  if (!watchdog_->queued() && timer_.queued()) {
+    timer_.cpu().cancel(timer_);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace ufq::sim

@@ -244,10 +244,12 @@ class Simulation final : TrafficHost {
   // ------------------------------------------------------------ traffic
   void on_complete(Cpu<Sched>& c, Packet& p) {
     Flow& f = flows_[slot_of(p.cookie)];
-    free_.push_back(&p);
-    if (generation_of(p.cookie) != f.generation) return;  // the flow has ended
+    if (generation_of(p.cookie) != f.generation) {  // the flow has ended
+      free_.push_back(&p);
+      return;
+    }
     --f.inflight;
-    refill(f, c);
+    refill(f, c, &p);  // p is the packet take_packet() would give back first
   }
 
   // The pool grows only when churn leaves ended flows' packets in flight
@@ -260,14 +262,16 @@ class Simulation final : TrafficHost {
   }
 
   // Top the flow up to its in-flight allowance (TCP small queues: the next
-  // packet is enqueued when an earlier one has left the NIC).
-  void refill(Flow& f, Cpu<Sched>& c) {
+  // packet is enqueued when an earlier one has left the NIC). `spare`: a free
+  // packet to use first (else returned to the pool), as if taken from it.
+  [[gnu::always_inline]] void refill(Flow& f, Cpu<Sched>& c, Packet* spare = nullptr) {
     const Time now = q_.now();
     while (f.on && f.inflight < cfg_.inflight) {
       Time tstamp = 0;
       std::uint32_t len = cfg_.packet_size;
-      if (!source_->next(f, tstamp, len)) return;
-      Packet* p = take_packet();
+      if (!source_->next(f, tstamp, len)) break;
+      Packet* p = spare ? spare : take_packet();
+      spare = nullptr;
       *p = Packet{};
       p->cookie = cookie_of(f.slot, f.generation);
       p->owner = &f.owner;
@@ -278,10 +282,11 @@ class Simulation final : TrafficHost {
       if (c.fq.enqueue(*p, now) != Verdict::queued) {
         ++dropped_;
         free_.push_back(p);
-        return;  // a source backs off after a drop
+        break;  // a source backs off after a drop
       }
       ++f.inflight;
     }
+    if (spare) free_.push_back(spare);
   }
 
   // ------------------------------------------------------------ TrafficHost

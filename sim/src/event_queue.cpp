@@ -6,7 +6,7 @@ namespace ufq::sim {
 
 EventQueue::~EventQueue() {
   // A vacant root's event is already disarmed (and may be gone).
-  for (std::size_t i = root_vacant_ ? 1 : 0; i < heap_.size(); ++i) heap_[i].event->heap_index_ = Event::kNotArmed;
+  for (std::size_t i = root_vacant_ ? 1 : 0; i < n_; ++i) heap_[i].event->heap_index_ = Event::kNotArmed;
 }
 
 void EventQueue::bad_time(Time at) {
@@ -17,7 +17,7 @@ void EventQueue::bad_time(Time at) {
 Time EventQueue::next_time() const {
   // Entries may be early (see the header), so ask the events themselves.
   detail::EventKey best = ~detail::EventKey{0};
-  for (std::size_t i = root_vacant_ ? 1 : 0; i < heap_.size(); ++i)
+  for (std::size_t i = root_vacant_ ? 1 : 0; i < n_; ++i)
     if (heap_[i].event->key_ < best) best = heap_[i].event->key_;
   return size() ? static_cast<Time>(best >> 64) : kNever;
 }
@@ -35,30 +35,15 @@ std::uint64_t EventQueue::run() {
   return n;
 }
 
-void EventQueue::remove_root() {
-  const std::size_t last = heap_.size() - 1;
-  if (last == 0) {
-    heap_.pop_back();
-    return;
-  }
-  place(0, heap_[last]);
-  heap_.pop_back();
-  sift_down(0);
-}
-
 void EventQueue::remove_at(std::size_t i) {
   heap_[i].event->heap_index_ = Event::kNotArmed;
-  const std::size_t last = heap_.size() - 1;
-  if (i == last) {
-    heap_.pop_back();
-    return;
-  }
-  place(i, heap_[last]);
-  heap_.pop_back();
-  if (i > 0 && heap_[i].key < heap_[(i - 1) / kArity].key)
-    sift_up(i);
+  const Entry last = heap_[--n_];
+  heap_[n_] = sentinel();
+  if (i == n_) return;
+  if (i > 0 && last.key < heap_[(i - 1) / 2].key)
+    sift_up(i, last);
   else
-    sift_down(i);
+    sift_down(i, last);
 }
 
 }  // namespace ufq::sim

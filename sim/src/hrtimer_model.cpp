@@ -16,41 +16,17 @@ Hrtimer::~Hrtimer() {
 HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
     : queue_(&queue),
       config_(config),
-      device_event_(queue, [this] { device_fired(); }),
-      irq_event_(queue, [this] { handle_interrupt(); }) {}
+      device_event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->device_fired(); }, this),
+      irq_event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->handle_interrupt(); }, this) {}
 
 HrtimerModel::~HrtimerModel() { timers_.clear(); }
 
-void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
-  if (timer.cpu_ != this) throw std::logic_error("HrtimerModel::start: timer bound to another model");
-  if (soft > hard) throw std::logic_error("HrtimerModel::start: soft expiry after hard expiry");
-  // Restarting the timer the device is programmed for: dequeue it quietly and
-  // re-evaluate once it is queued again, rather than writing the device twice.
-  const bool was_next = timer.queued() && &timer == next_timer_;
-  if (timer.queued()) timers_.erase(timers_.iterator_to(timer));
-  timer.soft_ = soft;
-  timer.hard_ = hard;
-  timer.seq_ = next_seq_++;
-  enqueue(timer);
-  if (in_irq_) return;  // the handler programs the device when it finishes
-  if (was_next) {
-    force_reprogram();
-  } else if (hard < expires_next_) {
-    next_timer_ = &timer;
-    program(hard);
-  }
-}
 
 void HrtimerModel::start_range(Hrtimer& timer, Time soft, Time slack) {
   const Time hard = soft + slack < soft ? kNever : soft + slack;
   start(timer, soft, hard);
 }
 
-void HrtimerModel::enqueue(Hrtimer& timer) {
-  auto at = timers_.end();
-  while (at != timers_.begin() && ByHardExpiry{}(timer, *std::prev(at))) --at;
-  timers_.insert(at, timer);
-}
 
 bool HrtimerModel::cancel(Hrtimer& timer) {
   if (!timer.queued() || timer.cpu_ != this) return false;
@@ -96,7 +72,7 @@ void HrtimerModel::handle_interrupt() {
   in_irq_ = false;
   next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
   program(earliest_hard_expiry());
-  if (irq_exit_) irq_exit_();
+  irq_exit_();
 }
 
 void HrtimerModel::force_reprogram() {
@@ -105,21 +81,5 @@ void HrtimerModel::force_reprogram() {
   if (next != expires_next_) program(next);
 }
 
-void HrtimerModel::program(Time expiry) {
-  expires_next_ = expiry;
-  if (expiry == kNever) {
-    ++stats_.device_stops;
-    queue_->cancel(device_event_);
-    return;
-  }
-  ++stats_.reprograms;
-  if (irq_event_.armed()) {
-    // An interrupt is already pending: a firing now would merge with it, and
-    // the handler writes the device again when it finishes.
-    queue_->cancel(device_event_);
-  } else {
-    queue_->schedule(device_event_, std::max(expiry, queue_->now()));
-  }
-}
 
 }  // namespace ufq::sim

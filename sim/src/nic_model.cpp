@@ -13,46 +13,11 @@ NicModel::NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete,
       on_complete_(std::move(on_complete)),
       on_poll_done_(std::move(on_poll_done)),
       ring_(config.ring_size),
-      irq_(queue, [this] { raise_irq(); }),
-      handler_(queue, [this] { handle_irq(); }),
+      irq_(queue, [](void* nic) { static_cast<NicModel*>(nic)->raise_irq(); }, this),
+      handler_(queue, [](void* nic) { static_cast<NicModel*>(nic)->handle_irq(); }, this),
       ns_per_byte_x1000_(config.line_rate_bps ? 8'000'000'000'000ULL / config.line_rate_bps : 0) {
   if (config.ring_size == 0) throw std::invalid_argument("NIC ring_size must be at least 1");
   if (config.line_rate_bps == 0) throw std::invalid_argument("NIC line rate must be positive");
-}
-
-bool NicModel::xmit(Packet& pkt, bool more) {
-  if (used_ == config_.ring_size) {
-    ++stats_.ring_full;
-    return false;
-  }
-  const Time now = queue_->now();
-  if (config_.dummy) {
-    ring_[(head_ + used_) % config_.ring_size] = Slot{&pkt, now};
-    ++used_;
-    ++stats_.packets;
-    stats_.bytes += pkt.len;
-    if (!more) ++stats_.doorbells;
-    if (!handler_.armed()) queue_->schedule(handler_, now + config_.irq_latency);
-    return true;
-  }
-  const Time start = std::max(now, wire_free_);
-  const Time ser =
-      (static_cast<Time>(pkt.len + config_.wire_overhead) * ns_per_byte_x1000_ + 999) / 1000;
-  wire_free_ = start + ser;
-  ring_[(head_ + used_) % config_.ring_size] = Slot{&pkt, wire_free_};
-  ++used_;
-  ++unreported_;
-  ++stats_.packets;
-  stats_.bytes += pkt.len;
-  if (!more) ++stats_.doorbells;
-  // Coalescing: the first pending completion starts the tx-usecs clock; the
-  // tx-frames-th pending completion fires at once.
-  if (!irq_.armed() && !handler_.armed()) {
-    schedule_irq();
-  } else if (irq_.armed() && unreported_ >= config_.tx_frames && wire_free_ < irq_.when()) {
-    queue_->schedule(irq_, std::max(now, wire_free_));
-  }
-  return true;
 }
 
 void NicModel::schedule_irq() {
@@ -79,10 +44,10 @@ void NicModel::handle_irq() {
     head_ = (head_ + 1) % config_.ring_size;
     --used_;
     ++stats_.completions;
-    if (on_complete_) on_complete_(*p);
+    on_complete_(*p);
   }
   unreported_ = used_;
-  if (on_poll_done_) on_poll_done_();
+  on_poll_done_();
   // Completions still on the wire raise the next interrupt.
   if (config_.dummy) {
     if (used_ && !handler_.armed()) queue_->schedule(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);

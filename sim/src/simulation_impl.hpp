@@ -120,6 +120,33 @@ struct Cpu {
   Event softirq_more;              // the guest model: the same qdisc run, once that work is done
   std::uint64_t qdisc_runs = 0;
   std::uint64_t watchdog_fires = 0;
+
+  // The models' callbacks, as plain functions of the Cpu (Hook, Event::Fn):
+  // no std::function call per packet or interrupt.
+  static Cpu& of(void* self) { return *static_cast<Cpu*>(self); }
+  static void completed(void* self, Packet& p) { of(self).port.sim->on_complete(of(self), p); }
+  static void run_qdisc(void* self) { of(self).port.sim->run_qdisc(of(self)); }
+  static void watchdog_fired(void* self) {
+    Cpu& c = of(self);
+    ++c.watchdog_fires;
+    c.port.sim->trace_watchdog(c.fq.watchdog());
+    if (c.softirq.armed() || c.softirq_at_irq_exit) return;
+    EventQueue& q = c.softirq.queue();
+    if (q.maybe_due_now())
+      q.schedule(c.softirq, q.now());
+    else
+      c.softirq_at_irq_exit = true;
+  }
+  static void ticked(void* self) {
+    Cpu& c = of(self);
+    c.hr.start(c.tick, c.tick.soft_expiry() + c.tick_period, c.tick.soft_expiry() + c.tick_period);
+  }
+  static void irq_exit(void* self) {
+    Cpu& c = of(self);
+    if (!c.softirq_at_irq_exit) return;
+    c.softirq_at_irq_exit = false;
+    c.port.sim->run_qdisc(c);
+  }
 };
 
 template <class Sched>
@@ -310,11 +337,13 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // ------------------------------------------------------------ traffic
   void on_complete(Cpu<Sched>& c, Packet& p) {
     Flow& f = flows_[slot_of(p.cookie)];
-    free_.push_back(&p);
-    if (sender_) return;  // the guest's sender keeps its own books (on_departure)
-    if (generation_of(p.cookie) != f.generation) return;  // the flow has ended
+    if (sender_ || generation_of(p.cookie) != f.generation) {
+      // The guest's sender keeps its own books (on_departure); or the flow has ended.
+      free_.push_back(&p);
+      return;
+    }
     --f.inflight;
-    refill(f, c);
+    refill(f, c, &p);  // p is the packet take_packet() would give back first
   }
 
   // The pool grows only when churn leaves ended flows' packets in flight
@@ -327,19 +356,23 @@ class Simulation final : TrafficHost, GuestSender::Host {
   }
 
   // Top the flow up to its in-flight allowance (TCP small queues: the next
-  // packet is enqueued when an earlier one has left the NIC).
-  void refill(Flow& f, Cpu<Sched>& c) {
+  // packet is enqueued when an earlier one has left the NIC). `spare`: a free
+  // packet to use first (else returned to the pool), as if taken from it.
+  [[gnu::always_inline]] void refill(Flow& f, Cpu<Sched>& c, Packet* spare = nullptr) {
     while (f.on && f.inflight < cfg_.inflight)
-      if (!enqueue_one(f, c)) return;  // a source backs off after a drop
+      if (!enqueue_one(f, c, spare)) break;  // a source backs off after a drop
+    if (spare) free_.push_back(spare);
   }
 
-  // The flow's next packet into fq; false when the source has none or fq
+  // The flow's next packet into fq (`spare`, when set, is used and cleared
+  // instead of a packet from the pool); false when the source has none or fq
   // refused it.
-  bool enqueue_one(Flow& f, Cpu<Sched>& c) {
+  [[gnu::always_inline]] bool enqueue_one(Flow& f, Cpu<Sched>& c, Packet*& spare) {
     Time tstamp = 0;
     std::uint32_t len = cfg_.packet_size;
     if (!source_->next(f, tstamp, len)) return false;
-    Packet* p = take_packet();
+    Packet* p = spare ? spare : take_packet();
+    spare = nullptr;
     *p = Packet{};
     p->cookie = cookie_of(f.slot, f.generation);
     p->owner = &f.owner;
@@ -354,6 +387,10 @@ class Simulation final : TrafficHost, GuestSender::Host {
     }
     ++f.inflight;
     return true;
+  }
+  bool enqueue_one(Flow& f, Cpu<Sched>& c) {
+    Packet* none = nullptr;
+    return enqueue_one(f, c, none);
   }
 
   // ------------------------------------------------------------ TrafficHost
@@ -600,23 +637,13 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
     : index(i),
       fq(cfg.fq),
       hr(q, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
-      nic(q, cfg.nic, [&sim, this](Packet& p) { sim.on_complete(*this, p); },
-          [&sim, this] { sim.run_qdisc(*this); }),
+      nic(q, cfg.nic, NicModel::CompleteFn(&Cpu::completed, this), NicModel::PollDoneFn(&Cpu::run_qdisc, this)),
       port{&nic, &sim},
       runner(fq, port),
-      wd(fq.watchdog(), hr,
-         [this, &q, &sim] {
-           ++watchdog_fires;
-           sim.trace_watchdog(fq.watchdog());
-           if (softirq.armed() || softirq_at_irq_exit) return;
-           if (q.maybe_due_now())
-             q.schedule(softirq, q.now());
-           else
-             softirq_at_irq_exit = true;
-         }),
-      softirq(q, [&sim, this] { sim.run_qdisc(*this); }),
-      tick(hr, [this] { hr.start(tick, tick.soft_expiry() + tick_period, tick.soft_expiry() + tick_period); }),
-      softirq_more(q, [&sim, this] { sim.run_qdisc(*this); }) {
+      wd(fq.watchdog(), hr, WatchdogHrtimer::FireCallback(&Cpu::watchdog_fired, this)),
+      softirq(q, &Cpu::run_qdisc, this),
+      tick(hr, Hrtimer::Callback(&Cpu::ticked, this)),
+      softirq_more(q, &Cpu::run_qdisc, this) {
   if (cfg.tick_hz) {
     tick_period = kNsecPerSec / cfg.tick_hz;
     // Ticks of different CPUs are staggered across the period.
@@ -627,11 +654,7 @@ Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std
     else
       hr.start(tick, first, first);
   }
-  hr.set_irq_exit([&sim, this] {
-    if (!softirq_at_irq_exit) return;
-    softirq_at_irq_exit = false;
-    sim.run_qdisc(*this);
-  });
+  hr.set_irq_exit(Hook<>(&Cpu::irq_exit, this));
 }
 
 }  // namespace ufq::sim::detail

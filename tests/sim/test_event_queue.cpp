@@ -175,6 +175,13 @@ TEST(EventQueue, TheEventThatRanIsGoneAtOnce) {
 // the heap and against a linear-scan reference of the same contract.
 struct RandomProgram {
   static constexpr int kEvents = 40;
+  // Spread > 0: a quarter of the arms go up to `spread` ns ahead (far events,
+  // often moved back near), the rest within 8 ns (ties).
+  static inline Time spread = 0;
+  static Time delay(std::mt19937_64& rng) {
+    const std::uint64_t r = rng();
+    return spread && r % 4 == 0 ? (r >> 8) % spread : r % 8;
+  }
 
   template <class Schedule, class Cancel, class Now>
   static void step(std::mt19937_64& rng, int self, Schedule&& schedule, Cancel&& cancel, Now&& now,
@@ -186,7 +193,7 @@ struct RandomProgram {
       if (rng() % 4 == 0) {
         cancel(target);
       } else {
-        schedule(target, now() + rng() % 8);  // few distinct times: many ties
+        schedule(target, now() + delay(rng));  // few distinct times: many ties
       }
     }
   }
@@ -204,7 +211,7 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
   for (int i = 0; i < RandomProgram::kEvents; ++i) {
     ev[static_cast<std::size_t>(i)]->set_callback(
         [&, i] { RandomProgram::step(rng, i, schedule, cancel, now, trace); });
-    schedule(i, rng() % 8);
+    schedule(i, RandomProgram::delay(rng));
   }
   for (std::uint64_t s = 0; s < steps && q.run_next(); ++s) {
   }
@@ -225,7 +232,7 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
   auto schedule = [&](int i, Time t) { slots[static_cast<std::size_t>(i)] = {true, t, next_seq++}; };
   auto cancel = [&](int i) { slots[static_cast<std::size_t>(i)].armed = false; };
   auto now = [&] { return current; };
-  for (int i = 0; i < RandomProgram::kEvents; ++i) schedule(i, rng() % 8);
+  for (int i = 0; i < RandomProgram::kEvents; ++i) schedule(i, RandomProgram::delay(rng));
   for (std::uint64_t s = 0; s < steps; ++s) {
     int best = -1;
     for (int i = 0; i < RandomProgram::kEvents; ++i) {
@@ -242,7 +249,8 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
   return trace;
 }
 
-TEST(EventQueue, DeterministicAndEqualToLinearReference) {
+void expect_equal_to_reference(Time spread) {
+  RandomProgram::spread = spread;
   for (std::uint64_t seed = 1; seed <= 50; ++seed) {
     const auto a = run_heap(seed, 5000);
     const auto b = run_heap(seed, 5000);
@@ -253,6 +261,16 @@ TEST(EventQueue, DeterministicAndEqualToLinearReference) {
       ASSERT_EQ(a[i], ref[i]) << "seed " << seed << " step " << i;
     }
   }
+}
+
+TEST(EventQueue, DeterministicAndEqualToLinearReference) { expect_equal_to_reference(0); }
+
+// Times up to 1 ms ahead: far events deep in the heap, moved earlier and later
+// (the simulator's clock-event devices: a tick far ahead, a watchdog near).
+TEST(EventQueue, FarAndNearEventsEqualToLinearReference) {
+  expect_equal_to_reference(1'000'000);
+  expect_equal_to_reference(100'000);
+  RandomProgram::spread = 0;
 }
 
 // A callback may run at its own end what it would arm for now() only when no

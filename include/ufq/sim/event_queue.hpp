@@ -3,7 +3,8 @@
 // An Event is a callback owned by whoever needs it (a NIC, a traffic source,
 // the clock-event device of an HrtimerModel) and bound to one EventQueue. The
 // queue is an indexed binary heap of {key, event} entries in one reusable
-// vector (a 4-ary one ran 1.7 % more instructions on the main job): arming,
+// vector, padded with a sentinel entry that never wins (a 4-ary heap ran
+// 1.7 % more instructions on the main job): arming,
 // moving and cancelling an event never allocate once the vector has grown to
 // the largest number of simultaneously armed events.
 //
@@ -50,10 +51,16 @@ __extension__ typedef unsigned __int128 EventKey;  // time << 64 | sequence
 class Event {
  public:
   using Callback = std::function<void()>;
+  // The cheaper form, for the simulator's hot events: a plain function called
+  // with `context` (no std::function indirection per run).
+  using Fn = void (*)(void* context);
 
   // Binds the event to `queue` for its whole life; `queue` must outlive it
   // (or be destroyed first, which disarms every event it holds).
-  Event(EventQueue& queue, Callback callback) : queue_(&queue), callback_(std::move(callback)) {}
+  Event(EventQueue& queue, Callback callback)
+      : queue_(&queue), fn_(&call_callback), context_(this), callback_(std::move(callback)) {}
+  // As above, running fn(context). Precondition: fn is not null.
+  Event(EventQueue& queue, Fn fn, void* context) : queue_(&queue), fn_(fn), context_(context) {}
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -67,24 +74,31 @@ class Event {
 
   // Replace the callback. Allowed at any time except from inside the callback
   // being replaced.
-  void set_callback(Callback callback) { callback_ = std::move(callback); }
+  void set_callback(Callback callback) {
+    callback_ = std::move(callback);
+    fn_ = &call_callback;
+    context_ = this;
+  }
 
   EventQueue& queue() const { return *queue_; }
 
  private:
   friend class EventQueue;
   static constexpr std::size_t kNotArmed = ~std::size_t{0};
+  static void call_callback(void* self) { static_cast<Event*>(self)->callback_(); }
 
   detail::EventKey key_ = 0;  // while armed: its true key (its entry's may be smaller)
   EventQueue* queue_;
-  Callback callback_;
   std::size_t heap_index_ = kNotArmed;  // position in EventQueue::heap_
+  Fn fn_;
+  void* context_;
+  Callback callback_;  // the std::function form's callback (fn_ calls it)
 };
 
 class EventQueue {
  public:
   // Virtual time starts at `start`.
-  explicit EventQueue(Time start = 0) : now_(start) {}
+  explicit EventQueue(Time start = 0) : now_(start) { heap_.resize(kInitialSlots, sentinel()); }
   // Disarms every event still armed (their destructors then do nothing).
   ~EventQueue();
   EventQueue(const EventQueue&) = delete;
@@ -110,15 +124,13 @@ class EventQueue {
       // Moved later: the entry stays, under a smaller key (see above).
       if (heap_[event.heap_index_].key < key) return;
       settle();
-      heap_[event.heap_index_].key = key;
-      sift_up(event.heap_index_);
+      sift_up(event.heap_index_, Entry{key, &event});
     } else if (root_vacant_) {
       root_vacant_ = false;
-      heap_[0] = Entry{key, &event};
-      sift_down(0);
+      sift_down(0, Entry{key, &event});
     } else {
-      heap_.push_back(Entry{key, &event});
-      sift_up(heap_.size() - 1);
+      if (n_ + 1 == heap_.size()) [[unlikely]] grow();
+      sift_up(n_++, Entry{key, &event});  // over a sentinel
     }
   }
 
@@ -127,7 +139,7 @@ class EventQueue {
   bool cancel(Event& event);
 
   // Number of armed events.
-  std::size_t size() const { return heap_.size() - (root_vacant_ ? 1 : 0); }
+  std::size_t size() const { return n_ - (root_vacant_ ? 1 : 0); }
   bool empty() const { return size() == 0; }
 
   // Time of the earliest armed event, kNever when none.
@@ -138,11 +150,9 @@ class EventQueue {
   // the same order (every event armed from now on comes after it anyway). May
   // be true for an event moved later (conservative). O(1).
   bool maybe_due_now() const {
-    const std::size_t n = heap_.size();
-    if (!root_vacant_) return n > 0 && static_cast<Time>(heap_[0].key >> 64) <= now_;
-    for (std::size_t c = 1; c <= kArity && c < n; ++c)  // the vacant root's children
-      if (static_cast<Time>(heap_[c].key >> 64) <= now_) return true;
-    return false;
+    // Past the last entry lies the sentinel, never due.
+    if (!root_vacant_) return static_cast<Time>(heap_[0].key >> 64) <= now_;
+    return static_cast<Time>(heap_[1].key >> 64) <= now_ || static_cast<Time>(heap_[2].key >> 64) <= now_;
   }
 
   // Run the earliest event: advance now() to its time, disarm it, call its
@@ -173,26 +183,29 @@ class EventQueue {
   std::uint64_t events_run() const { return events_run_; }
 
   // Pre-size the heap for `n` simultaneously armed events.
-  void reserve(std::size_t n) { heap_.reserve(n); }
+  void reserve(std::size_t n) {
+    if (n + 1 > heap_.size()) heap_.resize(n + 1, sentinel());
+  }
 
  private:
   struct Entry {
     detail::EventKey key;  // at most event->key_ (equal unless the event was moved later)
     Event* event;
   };
-  static constexpr std::size_t kArity = 2;  // children per entry
+  static constexpr std::size_t kInitialSlots = 64;  // entries + the sentinel
+  static Entry sentinel() { return Entry{~detail::EventKey{0}, nullptr}; }
 
   [[noreturn]] static void bad_time(Time at);
+  void grow() { heap_.resize(heap_.size() * 2, sentinel()); }
 
   // Settle the vacant root and re-key early entries until the root is the
   // earliest armed event; nullptr when none is armed.
   const Entry* surface() {
     settle();
-    while (!heap_.empty()) {
+    while (n_ > 0) {
       Entry& root = heap_[0];
       if (root.key == root.event->key_) [[likely]] return &root;
-      root.key = root.event->key_;
-      sift_down(0);
+      sift_down(0, Entry{root.event->key_, root.event});
     }
     return nullptr;
   }
@@ -203,38 +216,35 @@ class EventQueue {
     event.heap_index_ = Event::kNotArmed;
     root_vacant_ = true;
     ++events_run_;
-    event.callback_();
+    event.fn_(event.context_);
   }
 
-  void sift_up(std::size_t i) {
-    const Entry moving = heap_[i];
+  // Place `moving` at slot i or above it (its key is at most the old one's).
+  void sift_up(std::size_t i, Entry moving) {
+    Entry* const h = heap_.data();
     while (i > 0) {
-      const std::size_t parent = (i - 1) / kArity;
-      if (heap_[parent].key < moving.key) break;
-      place(i, heap_[parent]);
+      const std::size_t parent = (i - 1) / 2;
+      if (h[parent].key < moving.key) break;
+      h[i] = h[parent];
+      h[i].event->heap_index_ = i;
       i = parent;
     }
-    place(i, moving);
+    h[i] = moving;
+    moving.event->heap_index_ = i;
   }
-  void sift_down(std::size_t i) {
-    const Entry moving = heap_[i];
-    const std::size_t n = heap_.size();
-    for (;;) {
-      const std::size_t first = kArity * i + 1;
-      if (first >= n) break;
-      std::size_t best = first;
-      const std::size_t end = first + kArity < n ? first + kArity : n;
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (heap_[c].key < heap_[best].key) best = c;
-      if (moving.key < heap_[best].key) break;
-      place(i, heap_[best]);
-      i = best;
+  // Place `moving` at slot i or below it. Both children of any entry exist
+  // (slots past the last entry hold the sentinel, which never wins).
+  void sift_down(std::size_t i, Entry moving) {
+    Entry* const h = heap_.data();
+    const std::size_t n = n_;
+    for (std::size_t c; (c = 2 * i + 1) < n; i = c) {
+      c += h[c + 1].key < h[c].key;
+      if (moving.key < h[c].key) break;
+      h[i] = h[c];
+      h[i].event->heap_index_ = i;
     }
-    place(i, moving);
-  }
-  void place(std::size_t i, const Entry& e) {
-    heap_[i] = e;
-    e.event->heap_index_ = i;
+    h[i] = moving;
+    moving.event->heap_index_ = i;
   }
   // Remove the vacant root entry, if any (the event that ran last and armed nothing).
   void settle() {
@@ -243,11 +253,18 @@ class EventQueue {
       remove_root();
     }
   }
-  void remove_root();
+  void remove_root() {
+    const Entry last = heap_[--n_];
+    heap_[n_] = sentinel();
+    if (n_ > 0) sift_down(0, last);
+  }
   void remove_at(std::size_t i);
 
   friend class Event;
+  // heap_[0, n_) is the heap; heap_[n_, size) hold the sentinel (at least one,
+  // so that an entry's second child can be read without a bound check).
   std::vector<Entry> heap_;
+  std::size_t n_ = 0;
   Time now_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_run_ = 0;

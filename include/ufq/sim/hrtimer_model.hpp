@@ -31,12 +31,16 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <stdexcept>
 #include <functional>
 
 #include <boost/intrusive/list.hpp>
 
 #include "ufq/sim/event_queue.hpp"
+#include "ufq/sim/hook.hpp"
 #include "ufq/time.hpp"
 
 namespace ufq::sim {
@@ -47,7 +51,8 @@ class HrtimerModel;
 // copyable or movable; destroying a queued timer cancels it.
 class Hrtimer {
  public:
-  using Callback = std::function<void()>;
+  // A lambda, or (function, context) for the cheaper direct call.
+  using Callback = Hook<>;
 
   // `cpu` must outlive the timer, or be destroyed first (which dequeues it).
   Hrtimer(HrtimerModel& cpu, Callback callback);
@@ -116,7 +121,7 @@ class HrtimerModel {
 
   // Called at the end of every interrupt handler, once the device is written:
   // where the kernel runs the softirqs the interrupt raised (irq_exit).
-  void set_irq_exit(std::function<void()> fn) { irq_exit_ = std::move(fn); }
+  void set_irq_exit(sim::Hook<> fn) { irq_exit_ = std::move(fn); }
 
   // The expiry the device was last programmed for (the kernel's
   // expires_next): the earliest hard expiry outside the handler, kNever while
@@ -167,7 +172,51 @@ class HrtimerModel {
   std::uint64_t next_seq_ = 0;
   bool in_irq_ = false;
   HrtimerStats stats_;
-  std::function<void()> irq_exit_;
+  sim::Hook<> irq_exit_;
 };
+
+// Inline: the simulator starts a timer after most qdisc runs.
+inline void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
+  if (timer.cpu_ != this) throw std::logic_error("HrtimerModel::start: timer bound to another model");
+  if (soft > hard) throw std::logic_error("HrtimerModel::start: soft expiry after hard expiry");
+  // Restarting the timer the device is programmed for: dequeue it quietly and
+  // re-evaluate once it is queued again, rather than writing the device twice.
+  const bool was_next = timer.queued() && &timer == next_timer_;
+  if (timer.queued()) timers_.erase(timers_.iterator_to(timer));
+  timer.soft_ = soft;
+  timer.hard_ = hard;
+  timer.seq_ = next_seq_++;
+  enqueue(timer);
+  if (in_irq_) return;  // the handler programs the device when it finishes
+  if (was_next) {
+    force_reprogram();
+  } else if (hard < expires_next_) {
+    next_timer_ = &timer;
+    program(hard);
+  }
+}
+
+inline void HrtimerModel::enqueue(Hrtimer& timer) {
+  auto at = timers_.end();
+  while (at != timers_.begin() && ByHardExpiry{}(timer, *std::prev(at))) --at;
+  timers_.insert(at, timer);
+}
+
+inline void HrtimerModel::program(Time expiry) {
+  expires_next_ = expiry;
+  if (expiry == kNever) {
+    ++stats_.device_stops;
+    queue_->cancel(device_event_);
+    return;
+  }
+  ++stats_.reprograms;
+  if (irq_event_.armed()) {
+    // An interrupt is already pending: a firing now would merge with it, and
+    // the handler writes the device again when it finishes.
+    queue_->cancel(device_event_);
+  } else {
+    queue_->schedule(device_event_, std::max(expiry, queue_->now()));
+  }
+}
 
 }  // namespace ufq::sim

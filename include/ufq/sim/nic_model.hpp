@@ -3,12 +3,14 @@
 // and tx-frames). It is the device a QdiscRunner hands packets to.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "ufq/packet.hpp"
 #include "ufq/sim/event_queue.hpp"
+#include "ufq/sim/hook.hpp"
 #include "ufq/time.hpp"
 
 namespace ufq::sim {
@@ -38,11 +40,12 @@ struct NicStats {
 class NicModel {
  public:
   // Called for each reclaimed packet, in transmit order, from the completion
-  // handler (the packet is the caller's again).
-  using CompleteFn = std::function<void(Packet&)>;
+  // handler (the packet is the caller's again). A lambda, or (function,
+  // context) for the cheaper direct call.
+  using CompleteFn = Hook<Packet&>;
   // Called once at the end of each completion handler (NAPI poll done): the
   // environment runs the qdisc there, as the TX softirq would.
-  using PollDoneFn = std::function<void()>;
+  using PollDoneFn = Hook<>;
 
   NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete, PollDoneFn on_poll_done);
   NicModel(const NicModel&) = delete;
@@ -82,5 +85,41 @@ class NicModel {
   std::uint64_t ns_per_byte_x1000_;  // serialisation time, in ps per byte
   NicStats stats_;
 };
+
+// Inline: the qdisc run calls it once per packet.
+inline bool NicModel::xmit(Packet& pkt, bool more) {
+  if (used_ == config_.ring_size) {
+    ++stats_.ring_full;
+    return false;
+  }
+  const Time now = queue_->now();
+  if (config_.dummy) {
+    ring_[(head_ + used_) % config_.ring_size] = Slot{&pkt, now};
+    ++used_;
+    ++stats_.packets;
+    stats_.bytes += pkt.len;
+    if (!more) ++stats_.doorbells;
+    if (!handler_.armed()) queue_->schedule(handler_, now + config_.irq_latency);
+    return true;
+  }
+  const Time start = std::max(now, wire_free_);
+  const Time ser =
+      (static_cast<Time>(pkt.len + config_.wire_overhead) * ns_per_byte_x1000_ + 999) / 1000;
+  wire_free_ = start + ser;
+  ring_[(head_ + used_) % config_.ring_size] = Slot{&pkt, wire_free_};
+  ++used_;
+  ++unreported_;
+  ++stats_.packets;
+  stats_.bytes += pkt.len;
+  if (!more) ++stats_.doorbells;
+  // Coalescing: the first pending completion starts the tx-usecs clock; the
+  // tx-frames-th pending completion fires at once.
+  if (!irq_.armed() && !handler_.armed()) {
+    schedule_irq();
+  } else if (irq_.armed() && unreported_ >= config_.tx_frames && wire_free_ < irq_.when()) {
+    queue_->schedule(irq_, std::max(now, wire_free_));
+  }
+  return true;
+}
 
 }  // namespace ufq::sim

@@ -20,7 +20,8 @@ namespace ufq::sim {
 
 class WatchdogHrtimer {
  public:
-  using FireCallback = std::function<void()>;
+  // A lambda, or (function, context) for the cheaper direct call.
+  using FireCallback = Hook<>;
 
   // `watchdog` and `cpu` must outlive the adapter. The adapter treats every
   // arm the watchdog already counts as seen, so a watchdog armed before it
@@ -53,5 +54,22 @@ class WatchdogHrtimer {
   std::uint64_t starts_ = 0;
   std::uint64_t fires_ = 0;
 };
+
+// Inline: the driver calls it after every qdisc run.
+inline bool WatchdogHrtimer::sync() {
+  if (watchdog_->arm_count() != seen_arms_) {
+    seen_arms_ = watchdog_->arm_count();
+    if (watchdog_->queued()) {
+      timer_.cpu().start(timer_, watchdog_->soft_expiry(), watchdog_->hard_expiry());
+      ++starts_;
+      return true;
+    }
+  }
+  if (!watchdog_->queued() && timer_.queued()) {
+    timer_.cpu().cancel(timer_);
+    return true;
+  }
+  return false;
+}
 
 }  // namespace ufq::sim

@@ -25,6 +25,7 @@
 #include "burst.hpp"
 #include "flow_table.hpp"
 #include "fq_rules.hpp"
+#include "huge_pages.hpp"
 #include "out_of_order_trees.hpp"
 #include "packet_bits.hpp"
 
@@ -150,7 +151,7 @@ class ThrottledSet {
     std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
     for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
   }
-  std::size_t bytes() const { return (lane_.capacity() + heap_.capacity()) * sizeof(Entry); }
+  std::size_t bytes() const { return detail::allocated_bytes(lane_) + detail::allocated_bytes(heap_); }
   // Every entry, stale ones included, in no particular order.
   template <class Fn>
   void for_each(const Fn& fn) const {
@@ -170,7 +171,7 @@ class ThrottledSet {
     ++lane_size_;
   }
   UFQ_COLD void grow_lane() {
-    std::vector<Entry> grown(lane_.size() * 2);
+    detail::HugeVector<Entry> grown(lane_.size() * 2);
     for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
     lane_ = std::move(grown);
     lane_mask_ = lane_.size() - 1;
@@ -212,10 +213,10 @@ class ThrottledSet {
     heap_[i] = e;
   }
 
-  std::vector<Entry> lane_;  // ring buffer, power-of-two size
+  detail::HugeVector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
-  std::vector<Entry> heap_;
+  detail::HugeVector<Entry> heap_;
 };
 
 // The adaptive slack's deadlines (docs/fq-rules.md#adaptive-slack): a binary
@@ -241,11 +242,11 @@ class DeadlineHeap {
     std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
-  std::size_t bytes() const { return heap_.capacity() * sizeof(Entry); }
+  std::size_t bytes() const { return detail::allocated_bytes(heap_); }
 
  private:
   static bool later(const Entry& a, const Entry& b) { return before(b, a); }
-  std::vector<Entry> heap_;
+  detail::HugeVector<Entry> heap_;
 };
 
 }  // namespace
@@ -1197,7 +1198,7 @@ class FqScheduler::Impl {
   }
 
   std::size_t memory_bytes() const {
-    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes() + deadlines_.bytes() + ooo_.bytes();
+    return detail::allocated_bytes(flows_) + table_.bytes() + delayed_.bytes() + deadlines_.bytes() + ooo_.bytes();
   }
 
   // now / tick_ns_, with the division only when `now` leaves the cached tick
@@ -1218,7 +1219,7 @@ class FqScheduler::Impl {
   Time jiffy_start_ = 0;  // jiffies_ * tick_ns_
   std::uint64_t jiffies_ = 0;
 
-  std::vector<Flow> flows_;
+  detail::HugeVector<Flow> flows_;  // huge pages from 2 MiB (huge_pages.hpp)
   std::uint32_t flow_slots_ = 0;  // flows_.size(), without a division by sizeof(Flow)
   std::uint32_t free_ = kNil;
   detail::FlowTable table_;

@@ -16,7 +16,7 @@ bool huge_pages_enabled() { return g_huge_pages.load(std::memory_order_relaxed);
 void set_huge_pages_enabled(bool on) { g_huge_pages.store(on, std::memory_order_relaxed); }
 
 void* allocate_maybe_huge(std::size_t bytes) {
-  if (bytes < kHugePageMinBytes) return ::operator new(bytes);
+  if (bytes < kHugePageMinBytes) return ::operator new(bytes, std::align_val_t{kSmallAlignment});
   const std::size_t rounded = allocated_bytes(bytes);
   void* p = ::operator new(rounded, std::align_val_t{kHugePageBytes});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -29,7 +29,7 @@ void* allocate_maybe_huge(std::size_t bytes) {
 
 void deallocate_maybe_huge(void* p, std::size_t bytes) noexcept {
   if (bytes < kHugePageMinBytes)
-    ::operator delete(p);
+    ::operator delete(p, std::align_val_t{kSmallAlignment});
   else
     ::operator delete(p, std::align_val_t{kHugePageBytes});
 }

@@ -9,7 +9,8 @@
 //
 // HugePageAllocator, for std::vector: an allocation of at least
 // kHugePageMinBytes is 2 MiB-aligned, rounded up to whole huge pages and
-// advised MADV_HUGEPAGE; smaller ones are plain operator new. Both go through
+// advised MADV_HUGEPAGE; smaller ones are operator new aligned to a cache line
+// (kSmallAlignment: enough for the 64-byte table groups). Both go through
 // the global operator new (so allocation counters and malloc statistics see
 // them); nothing else changes: the vector grows, and allocates, exactly when
 // it did.
@@ -25,6 +26,8 @@ namespace ufq::detail {
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Below this an array fits in few enough 4 KiB pages that the TLB keeps them.
 inline constexpr std::size_t kHugePageMinBytes = kHugePageBytes;
+// Smaller arrays start on a cache line.
+inline constexpr std::size_t kSmallAlignment = 64;
 
 // The bytes an allocation of `bytes` really takes: rounded up to whole huge
 // pages from kHugePageMinBytes on (what memory_bytes() reports: once touched,
@@ -53,6 +56,7 @@ struct HugePageAllocator {
   template <class U>
   constexpr HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
+  static_assert(alignof(T) <= kSmallAlignment);
   T* allocate(std::size_t n) {
     if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
     return static_cast<T*>(allocate_maybe_huge(n * sizeof(T)));

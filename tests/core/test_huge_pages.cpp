@@ -76,10 +76,16 @@ TEST(HugePages, TheSwitchLeavesBigArraysWithoutTheAdvice) {
   EXPECT_EQ(flags.find(" hg"), std::string::npos) << flags;
 }
 
-TEST(HugePages, SmallArraysArePlainAllocations) {
+// On a cache line: the flow table's 64-byte groups must not straddle two.
+TEST(HugePages, SmallArraysArePlainAllocationsOnACacheLine) {
   const std::uint64_t before = test::allocation_count();
   HugeVector<std::uint32_t> v(1000);
   EXPECT_EQ(test::allocation_count(), before + 1);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % kSmallAlignment, 0U);
+  for (int i = 0; i < 20; ++i) {
+    HugeVector<std::uint8_t> w(static_cast<std::size_t>(1 + 37 * i));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w.data()) % kSmallAlignment, 0U) << i;
+  }
   EXPECT_EQ(allocated_bytes(v), v.capacity() * sizeof(std::uint32_t));
 }
 
@@ -99,8 +105,10 @@ TEST(HugePages, SchedulerMemoryIncludesTheRounding) {
     ASSERT_EQ(q.enqueue(pk[i], 1000), Verdict::queued);
   }
   const std::size_t flow_array = 65536 * FqScheduler::flow_bytes();  // vector capacity after doubling
+  // 3 MiB of records take two huge pages, 4 MiB: more than the records and
+  // the other arrays together (under 4 MiB without the rounding).
+  EXPECT_EQ(allocated_bytes(flow_array), 2 * kHugePageBytes);
   EXPECT_GE(q.memory_bytes(), allocated_bytes(flow_array));
-  EXPECT_EQ(q.memory_bytes() % 64, 0U);
   q.reset();
 }
 

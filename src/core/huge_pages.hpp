@@ -9,8 +9,8 @@
 //
 // HugePageAllocator, for std::vector: an allocation of at least
 // kHugePageMinBytes is 2 MiB-aligned, rounded up to whole huge pages and
-// advised MADV_HUGEPAGE; smaller ones are operator new aligned to a cache line
-// (kSmallAlignment: enough for the 64-byte table groups). Both go through
+// advised MADV_HUGEPAGE; smaller ones are operator new with the element's
+// alignment, as std::allocator would do (the same bytes as before). Both go through
 // the global operator new (so allocation counters and malloc statistics see
 // them); nothing else changes: the vector grows, and allocates, exactly when
 // it did.
@@ -26,8 +26,6 @@ namespace ufq::detail {
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Below this an array fits in few enough 4 KiB pages that the TLB keeps them.
 inline constexpr std::size_t kHugePageMinBytes = kHugePageBytes;
-// Smaller arrays start on a cache line.
-inline constexpr std::size_t kSmallAlignment = 64;
 
 // The bytes an allocation of `bytes` really takes: rounded up to whole huge
 // pages from kHugePageMinBytes on (what memory_bytes() reports: once touched,
@@ -38,10 +36,11 @@ constexpr std::size_t allocated_bytes(std::size_t bytes) {
 }
 
 // Throws std::bad_alloc. A huge-page allocation whose advice the kernel
-// refuses (no THP support) is kept with 4 KiB pages.
-void* allocate_maybe_huge(std::size_t bytes);
-// Pre: `p` came from allocate_maybe_huge(bytes), the same `bytes`.
-void deallocate_maybe_huge(void* p, std::size_t bytes) noexcept;
+// refuses (no THP support) is kept with 4 KiB pages. `align`: the element's
+// alignment (a power of two, at most kHugePageBytes).
+void* allocate_maybe_huge(std::size_t bytes, std::size_t align);
+// Pre: `p` came from allocate_maybe_huge(bytes, align), the same arguments.
+void deallocate_maybe_huge(void* p, std::size_t bytes, std::size_t align) noexcept;
 
 // Whether allocations from now on are advised MADV_HUGEPAGE (default true).
 // Process-wide, for the benchmarks' A/B runs (the alignment and rounding stay,
@@ -56,12 +55,11 @@ struct HugePageAllocator {
   template <class U>
   constexpr HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
-  static_assert(alignof(T) <= kSmallAlignment);
   T* allocate(std::size_t n) {
     if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
-    return static_cast<T*>(allocate_maybe_huge(n * sizeof(T)));
+    return static_cast<T*>(allocate_maybe_huge(n * sizeof(T), alignof(T)));
   }
-  void deallocate(T* p, std::size_t n) noexcept { deallocate_maybe_huge(p, n * sizeof(T)); }
+  void deallocate(T* p, std::size_t n) noexcept { deallocate_maybe_huge(p, n * sizeof(T), alignof(T)); }
 
   template <class U>
   bool operator==(const HugePageAllocator<U>&) const noexcept {

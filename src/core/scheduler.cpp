@@ -92,10 +92,11 @@ struct Entry {
 };
 inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); }
 
-// The 4-ary heap's array: entries shifted by kPad slots from a cache-line
-// aligned start, so that the 4 children of node i (4i+1..4i+4, 96 bytes) start
-// at byte 96(i+1), a multiple of 32: they span 2 cache lines, never 3, and the
-// 16 grandchildren a pop prefetches exactly 6.
+// The 4-ary heap's array: entries shifted by kPad slots, so that from a
+// cache-line aligned start (a huge-page array's, from 2 MiB: the heaps whose
+// lower levels miss) the 4 children of node i (4i+1..4i+4, 96 bytes) start at
+// byte 96(i+1), a multiple of 32: they span 2 cache lines, never 3, and the 16
+// grandchildren a pop prefetches exactly 6.
 class HeapArray {
  public:
   static constexpr std::size_t kPad = 3;

@@ -76,15 +76,18 @@ TEST(HugePages, TheSwitchLeavesBigArraysWithoutTheAdvice) {
   EXPECT_EQ(flags.find(" hg"), std::string::npos) << flags;
 }
 
-// On a cache line: the flow table's 64-byte groups must not straddle two.
-TEST(HugePages, SmallArraysArePlainAllocationsOnACacheLine) {
+// With their element's alignment: the flow table's alignas(64) groups must
+// not straddle two cache lines.
+TEST(HugePages, SmallArraysArePlainAllocationsWithTheirAlignment) {
+  struct alignas(64) Line {
+    char bytes[64];
+  };
   const std::uint64_t before = test::allocation_count();
   HugeVector<std::uint32_t> v(1000);
   EXPECT_EQ(test::allocation_count(), before + 1);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % kSmallAlignment, 0U);
-  for (int i = 0; i < 20; ++i) {
-    HugeVector<std::uint8_t> w(static_cast<std::size_t>(1 + 37 * i));
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w.data()) % kSmallAlignment, 0U) << i;
+  for (std::size_t i = 1; i < 20; ++i) {
+    HugeVector<Line> w(i);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w.data()) % 64, 0U) << i;
   }
   EXPECT_EQ(allocated_bytes(v), v.capacity() * sizeof(std::uint32_t));
 }

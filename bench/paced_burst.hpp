@@ -23,6 +23,7 @@
 #include "bench_config.hpp"
 #include "fifo_floor.hpp"
 #include "heap_pacer.hpp"
+#include "page_size_env.hpp"
 #include "ufq/packet.hpp"
 #include "ufq/verdict.hpp"
 

@@ -3,6 +3,8 @@
 // the machine's load: bench/count_burst.sh runs it twice under callgrind
 // (--cache-sim=yes) with different numbers of wake-ups and divides the
 // difference by the packets between them, so set-up and warm-up cancel out.
+// Environment: UFQ_HUGE_PAGES=0 (4 KiB pages for the scheduler's arrays),
+// UFQ_PROBE_SMAPS=1 (print Rss and AnonHugePages after the run).
 // Usage: bench_probe_burst fast|fast-single|reference|heap|floor roundrobin|shuffled FLOWS BURST WAKES
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,10 @@ void run(std::size_t flows, std::size_t burst, std::size_t wakes) {
   ufq::bench::PacedBurst<S, kShuffled> w(flows, burst);
   w.warm_up();
   for (std::size_t i = 0; i < wakes; ++i) w.wake();
+  if (const char* e = std::getenv("UFQ_PROBE_SMAPS"); e && std::string(e) == "1") {
+    std::fprintf(stderr, "huge pages %s\n", ufq::bench::kHugePagesFromEnv ? "on" : "off");
+    ufq::bench::print_smaps_rollup();
+  }
 }
 
 template <class S>

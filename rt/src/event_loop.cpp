@@ -1,5 +1,7 @@
 #include "ufq/rt/event_loop.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 
@@ -80,6 +82,30 @@ Verdict EventLoop::enqueue(Packet& p, Time now) {
   dropped_.bump();
   report(p, f, now);
   return v;
+}
+
+std::size_t EventLoop::enqueue_burst(std::span<Packet* const> packets, Time now) {
+  Entry entry(*this, "enqueue_burst");
+  now = advance(now);
+  std::array<Verdict, 64> verdicts;
+  std::size_t queued = 0;
+  for (std::size_t first = 0; first < packets.size(); first += verdicts.size()) {
+    const std::span<Packet* const> group = packets.subspan(first, std::min(verdicts.size(), packets.size() - first));
+    enqueued_.bump(group.size());
+    const std::size_t q = fq_.enqueue_burst(group, now, verdicts);
+    queued += q;
+    if (q == group.size()) continue;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const Verdict v = verdicts[i];
+      if (v == Verdict::queued) continue;
+      PacketFate f = PacketFate::drop_limit;
+      if (v == Verdict::drop_flow_limit) f = PacketFate::drop_flow_limit;
+      if (v == Verdict::drop_horizon) f = PacketFate::drop_horizon;
+      dropped_.bump();
+      report(*group[i], f, now);
+    }
+  }
+  return queued;
 }
 
 Wakeup EventLoop::egress_wait(Time now) {

@@ -6,10 +6,12 @@
 #include <unistd.h>
 #include <time.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <future>
+#include <span>
 
 #include "ufq/rt/clock.hpp"
 
@@ -212,9 +214,27 @@ void Pacer::take(Slot s, Time now) {
   }
 }
 
+// Consecutive packets go to the loop in bursts of up to kDrainBurst (one
+// EventLoop::enqueue_burst each); a rate message or request first flushes the
+// packets before it, so everything still takes effect in ring order.
 void Pacer::drain_ring(Time now) {
+  std::array<Packet*, kDrainBurst> burst;
+  std::size_t n = 0;
   Slot s = 0;
-  while (ring_.try_pop(s)) take(s, now);
+  while (ring_.try_pop(s)) {
+    if ((s & kTagMask) == 0) {
+      burst[n++] = reinterpret_cast<Packet*>(s);
+      if (n == burst.size()) {
+        loop_.enqueue_burst(burst, now);
+        n = 0;
+      }
+      continue;
+    }
+    if (n) loop_.enqueue_burst(std::span<Packet* const>(burst.data(), n), now);
+    n = 0;
+    take(s, now);
+  }
+  if (n) loop_.enqueue_burst(std::span<Packet* const>(burst.data(), n), now);
 }
 
 // The egress refused a send (EAGAIN/ENOBUFS): wait until it can take more,

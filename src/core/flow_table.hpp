@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "huge_pages.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -136,14 +138,14 @@ class FlowTable {
 
   template <class KeyOf>
   void rehash(std::size_t ngroups, const KeyOf& key_of) {
-    std::vector<Group> old = std::move(groups_);
+    HugeVector<Group> old = std::move(groups_);
     alloc(ngroups);
     for (const Group& gr : old)
       for (unsigned i = 0; i < 12; ++i)
         if (gr.tags[i]) place(hash(key_of(gr.idx[i])), gr.idx[i]);
   }
 
-  std::size_t bytes() const { return groups_.capacity() * sizeof(Group); }
+  std::size_t bytes() const { return allocated_bytes(groups_); }
 
  private:
   static std::array<std::uint64_t, 4> random_secret() {
@@ -188,7 +190,7 @@ class FlowTable {
 #endif
   }
 
-  std::vector<Group> groups_;
+  HugeVector<Group> groups_;  // huge pages from 2 MiB (huge_pages.hpp)
   std::size_t mask_ = 0;
   std::size_t count_ = 0;
   std::uint64_t k0_ = 0, k1_ = 0, k2_ = 0, k3_ = 0;

@@ -25,6 +25,7 @@
 #include "burst.hpp"
 #include "flow_table.hpp"
 #include "fq_rules.hpp"
+#include "huge_pages.hpp"
 #include "out_of_order_trees.hpp"
 #include "packet_bits.hpp"
 
@@ -94,6 +95,36 @@ struct Entry {
 };
 inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); }
 
+// The 4-ary heap's array: entries shifted by kPad slots, so that from a
+// cache-line aligned start (a huge-page array's, from 2 MiB: the heaps whose
+// lower levels miss) the 4 children of node i (4i+1..4i+4, 96 bytes) start at
+// byte 96(i+1), a multiple of 32: they span 2 cache lines, never 3, and the 16
+// grandchildren a pop prefetches exactly 6.
+class HeapArray {
+ public:
+  static constexpr std::size_t kPad = 3;
+  static_assert(sizeof(Entry) == 24);
+  HeapArray() : v_(kPad) {}
+  Entry& operator[](std::size_t i) { return v_[i + kPad]; }
+  const Entry& operator[](std::size_t i) const { return v_[i + kPad]; }
+  std::size_t size() const { return v_.size() - kPad; }
+  bool empty() const { return v_.size() == kPad; }
+  void push_back(const Entry& e) { v_.push_back(e); }
+  void pop_back() { v_.pop_back(); }
+  const Entry& back() const { return v_.back(); }
+  void clear() { v_.resize(kPad); }
+  const Entry* begin() const { return v_.data() + kPad; }
+  const Entry* end() const { return v_.data() + v_.size(); }
+  template <class Pred>
+  void erase_if(const Pred& pred) {
+    v_.erase(std::remove_if(v_.begin() + kPad, v_.end(), pred), v_.end());
+  }
+  std::size_t bytes() const { return detail::allocated_bytes(v_); }
+
+ private:
+  detail::HugeVector<Entry> v_;
+};
+
 // Entries in (t, seq) order: a FIFO lane takes every entry not earlier than its
 // last one (O(1)); the others go to a 4-ary heap. Stale entries (the flow left
 // the set early, on socket reuse) are skipped when they surface.
@@ -151,10 +182,10 @@ class ThrottledSet {
     }
     lane_size_ = kept;
     if (kept) lane_back_t_ = lane_back().t;
-    std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
+    heap_.erase_if([&](const Entry& e) { return !live(e); });
     for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
   }
-  std::size_t bytes() const { return (lane_.capacity() + heap_.capacity()) * sizeof(Entry); }
+  std::size_t bytes() const { return detail::allocated_bytes(lane_) + heap_.bytes(); }
   // Every entry, stale ones included, in no particular order.
   template <class Fn>
   void for_each(const Fn& fn) const {
@@ -175,7 +206,7 @@ class ThrottledSet {
     lane_back_t_ = t;
   }
   UFQ_COLD void grow_lane() {
-    std::vector<Entry> grown(lane_.size() * 2);
+    detail::HugeVector<Entry> grown(lane_.size() * 2);
     for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
     lane_ = std::move(grown);
     lane_mask_ = lane_.size() - 1;
@@ -200,12 +231,20 @@ class ThrottledSet {
     }
     heap_[i] = e;
   }
+  // Below this many entries the heap stays in the L2 cache: no prefetching.
+  static constexpr std::size_t kHeapPrefetchEntries = 4096;
   void sift_down(std::size_t i) {
     const Entry e = heap_[i];
     const std::size_t n = heap_.size();
+    const bool prefetch = n > kHeapPrefetchEntries;
     for (;;) {
       const std::size_t c = 4 * i + 1;
       if (c >= n) break;
+      // A pop walks ~log4(n) levels, each a dependent cache miss in a big
+      // heap: fetch all 16 grandchildren (6-7 lines) while the children are
+      // compared, so two levels' misses overlap. The top levels (the first
+      // 341 entries, 8 KiB) stay cached.
+      if (prefetch && i >= 21) prefetch_entries(16 * i + 5, std::min(16 * i + 21, n));
       std::size_t best = c;
       const std::size_t end = std::min(c + 4, n);
       for (std::size_t j = c + 1; j < end; ++j)
@@ -216,12 +255,19 @@ class ThrottledSet {
     }
     heap_[i] = e;
   }
+  void prefetch_entries(std::size_t first, std::size_t end) const {
+    if (first >= end) return;
+    const char* p = reinterpret_cast<const char*>(&heap_[first]);
+    const char* last = reinterpret_cast<const char*>(&heap_[end - 1]);
+    for (; p <= last; p += 64) __builtin_prefetch(p);
+    __builtin_prefetch(last + sizeof(Entry) - 1);
+  }
 
-  std::vector<Entry> lane_;  // ring buffer, power-of-two size
+  detail::HugeVector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
   Time lane_back_t_ = 0;  // lane_back().t while the lane is not empty: push() compares with it
-  std::vector<Entry> heap_;
+  HeapArray heap_;
 };
 
 // The adaptive slack's deadlines (docs/fq-rules.md#adaptive-slack): a binary
@@ -247,11 +293,11 @@ class DeadlineHeap {
     std::erase_if(heap_, [&](const Entry& e) { return !live(e); });
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
-  std::size_t bytes() const { return heap_.capacity() * sizeof(Entry); }
+  std::size_t bytes() const { return detail::allocated_bytes(heap_); }
 
  private:
   static bool later(const Entry& a, const Entry& b) { return before(b, a); }
-  std::vector<Entry> heap_;
+  detail::HugeVector<Entry> heap_;
 };
 
 }  // namespace
@@ -1158,14 +1204,39 @@ class FqScheduler::Impl {
         due[n++] = *e;
         delayed_.pop(from_lane);
       }
+      std::size_t released = 0;
       for (std::size_t k = 0; k < n; ++k) {
         if (!live(due[k])) continue;
         --throttled_flows_;
         add_tail(due[k].idx, FlowState::old_list);
-        if (const Packet* t = flows_[due[k].idx].tail) prefetch_span(&t->len, &t->next_);
+        if (const Packet* t = flows_[due[k].idx].tail) {
+          prefetch_span(&t->len, &t->next_);
+          due[released++].idx = due[k].idx;
+        }
+      }
+      // The DRR visits these flows next and reads their head packets, which
+      // differ from the tails when a flow holds more than one: fetch them too
+      // (reading each tail's link waits for the prefetch above, but the
+      // group's waits overlap).
+      for (std::size_t k = 0; k < released; ++k) {
+        const Packet* h = flows_[due[k].idx].tail->next_;
+        prefetch_span(&h->len, &h->next_);
       }
     }
-    prefetch_due_soon();
+    prefetch_next_release();
+  }
+
+  // The flows the next wake-up's release takes from the lane first: their
+  // records, fetched now, arrive while the caller enqueues its next burst
+  // instead of while the release waits for them (about half the flows due in
+  // a wake-up come from the lane in shuffled order, the rest from the heap,
+  // which cannot be read ahead).
+  void prefetch_next_release() const {
+    for (std::size_t k = 0; k < kReleaseGroup; ++k) {
+      const Entry* e = delayed_.lane_ahead(k);
+      if (!e) return;
+      prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
+    }
   }
 
   // ---------------------------------------------------------------- control
@@ -1278,7 +1349,7 @@ class FqScheduler::Impl {
   }
 
   std::size_t memory_bytes() const {
-    return flows_.capacity() * sizeof(Flow) + table_.bytes() + delayed_.bytes() + deadlines_.bytes() + ooo_.bytes();
+    return detail::allocated_bytes(flows_) + table_.bytes() + delayed_.bytes() + deadlines_.bytes() + ooo_.bytes();
   }
 
   // now / tick_ns_, with the division only when `now` leaves the cached tick
@@ -1299,7 +1370,7 @@ class FqScheduler::Impl {
   Time jiffy_start_ = 0;  // jiffies_ * tick_ns_
   std::uint64_t jiffies_ = 0;
 
-  std::vector<Flow> flows_;
+  detail::HugeVector<Flow> flows_;  // huge pages from 2 MiB (huge_pages.hpp)
   std::uint32_t flow_slots_ = 0;  // flows_.size(), without a division by sizeof(Flow)
   std::uint32_t free_ = kNil;
   detail::FlowTable table_;

@@ -184,6 +184,29 @@ TEST(EventLoop, SchedulerDropsComeBackInsideEnqueue) {
   EXPECT_TRUE(loop.accounting().balanced()) << loop.accounting().format();
 }
 
+// enqueue_burst: the verdicts of enqueue() one by one (here flow_limit 2 on
+// one flow, 100 packets: more than one group of 64), every refused packet
+// reported once as drop_flow_limit, the counters reconciled.
+TEST(EventLoop, EnqueueBurstDecidesAsEnqueueAndReportsEveryRefusal) {
+  auto own = owners(3);
+  auto pkts = stamped(100, own, kT0 + kNsecPerSec, kNsecPerMsec);
+  Outcome out(pkts.size());
+  RecordingEgress eg(pkts.size());
+  EventLoopConfig cfg;
+  cfg.fq.flow_limit = 2;
+  EventLoop loop(cfg, eg, out.callback());
+  std::vector<Packet*> ptrs;
+  for (Packet& p : pkts) ptrs.push_back(&p);
+  EXPECT_EQ(loop.enqueue_burst(ptrs, kT0), 6U);  // 2 per flow
+  EXPECT_EQ(out.fates[idx(PacketFate::drop_flow_limit)], 94U);
+  for (std::size_t i = 0; i < pkts.size(); ++i)
+    EXPECT_EQ(out.fate_of[i], i < 6 ? -1 : static_cast<int>(PacketFate::drop_flow_limit)) << i;
+  EXPECT_EQ(loop.counters().enqueued, 100U);
+  EXPECT_EQ(loop.counters().dropped, 94U);
+  EXPECT_EQ(loop.give_back(kT0), 6U);
+  EXPECT_TRUE(loop.accounting().balanced()) << loop.accounting().format();
+}
+
 TEST(EventLoop, ChangeIsAllOrNothingAndTrimsToTheNewLimit) {
   auto own = owners(10);
   auto pkts = stamped(50, own, 0, 0);  // due (trimming takes what dequeue would send), not run

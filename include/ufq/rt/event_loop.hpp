@@ -29,6 +29,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "ufq/config.hpp"
 #include "ufq/driver/qdisc_runner.hpp"
@@ -114,6 +115,15 @@ class EventLoop {
   // Nothing is sent here: call run() (once per batch of enqueues).
   // Pre: `p` is not held by the runtime; its owner outlives it there.
   Verdict enqueue(Packet& p, Time now);
+
+  // enqueue() for every packet of `packets` in order, through the scheduler's
+  // batched call (FqScheduler::enqueue_burst: the same verdicts, faster with
+  // many flows: docs/architecture.md#batched-calls). The refused packets are
+  // reported through PacketDone in order, after each group of up to 64 has
+  // been offered (enqueue() reports each before returning). Returns how many
+  // were queued. Never allocates.
+  // Pre: as enqueue() for each packet; no packet appears twice.
+  std::size_t enqueue_burst(std::span<Packet* const> packets, Time now);
 
   // Send what is due at `now` (the watchdog's timer fired if now >= its
   // soft expiry), retrying what the egress refused first. Completions

@@ -166,6 +166,8 @@ class Pacer {
   // Request* | 2.
   using Slot = std::uintptr_t;
   static constexpr Slot kTagMask = 7, kTagRate = 1, kTagRequest = 2;
+  // Packets per EventLoop::enqueue_burst when the ring is drained.
+  static constexpr std::size_t kDrainBurst = 32;
 
   void loop();
   void drain_ring(Time now);

@@ -927,50 +927,58 @@ class FqScheduler::Impl {
     return true;
   }
 
+  // The kernel's 5.7 dequeue: the new list's flows first, then the old
+  // list's. A dequeue never adds to the new list (only an enqueue's
+  // activation does), so once it is empty the old list alone is visited.
   UFQ_INLINE Packet* dequeue_5_7(Time now) {
     Band& b = bands_[0];
-    for (;;) {
-      FlowList* head = &b.new_flows;
-      if (head->first == kNil) {
-        head = &b.old_flows;
-        if (head->first == kNil) {
-          arm_watchdog();
-          return nullptr;
-        }
-      }
-      const std::uint32_t fi = head->first;
-      Flow* f = &flows_[fi];
-      if (f->credit <= 0) {
-        f->credit = wrap_add(f->credit, cfg_.quantum);
-        head->first = f->next;
-        add_tail(fi, FlowState::old_list);
-        continue;
-      }
-      Packet* p = peek(f);
-      if (!p) {
-        head->first = f->next;
-        if (head == &b.new_flows && b.old_flows.first != kNil) {
-          add_tail(fi, FlowState::old_list);
-        } else {
-          detach(fi, now);
-          ++inactive_flows_;
-        }
-        continue;
-      }
-      const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
-      if (now < tnp) {
-        head->first = f->next;
-        f->time_next_packet = tnp;
-        set_throttled(fi, now);
-        continue;
-      }
-      mark_departure(p, now, tnp);
-      dequeue_packet(f, p);
-      --f->qlen;
-      f->credit = wrap_sub(f->credit, p->len);
-      pace(f, p, now);
-      return p;
+    while (b.new_flows.first != kNil)
+      if (Packet* p = visit_5_7<true>(b, now)) return p;
+    while (b.old_flows.first != kNil)
+      if (Packet* p = visit_5_7<false>(b, now)) return p;
+    arm_watchdog();
+    return nullptr;
+  }
+
+  // One step of dequeue_5_7() at the head flow of the new list (kNew) or, the
+  // new list being empty, of the old list: the flow is refilled and moved to
+  // the old list's tail, or, empty, moved there or detached, or throttled
+  // (nullptr for these), or it sends its head packet, which is returned.
+  template <bool kNew>
+  UFQ_INLINE Packet* visit_5_7(Band& b, Time now) {
+    FlowList* head = kNew ? &b.new_flows : &b.old_flows;
+    const std::uint32_t fi = head->first;
+    Flow* f = &flows_[fi];
+    if (f->credit <= 0) {
+      f->credit = wrap_add(f->credit, cfg_.quantum);
+      head->first = f->next;
+      add_tail(fi, FlowState::old_list);
+      return nullptr;
     }
+    Packet* p = peek(f);
+    if (!p) {
+      head->first = f->next;
+      if (kNew && b.old_flows.first != kNil) {
+        add_tail(fi, FlowState::old_list);
+      } else {
+        detach(fi, now);
+        ++inactive_flows_;
+      }
+      return nullptr;
+    }
+    const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
+    if (now < tnp) {
+      head->first = f->next;
+      f->time_next_packet = tnp;
+      set_throttled(fi, now);
+      return nullptr;
+    }
+    mark_departure(p, now, tnp);
+    dequeue_packet(f, p);
+    --f->qlen;
+    f->credit = wrap_sub(f->credit, p->len);
+    pace(f, p, now);
+    return p;
   }
 
   void mark_departure(Packet* p, Time now, Time tnp) {
@@ -1102,18 +1110,41 @@ class FqScheduler::Impl {
       check_throttled_burst(now);
     else
       check_throttled(now, false);
-    return latest_ ? dequeue_flows<true>(now, out.data(), n, cap) : dequeue_flows<false>(now, out.data(), n, cap);
+    return latest_ ? dequeue_flows_latest(now, out.data(), n, cap) : dequeue_flows_5_7(now, out.data(), n, cap);
   }
 
-  template <bool kLatest>
-  UFQ_INLINE std::size_t dequeue_flows(Time now, Packet** out, std::size_t n, std::size_t cap) {
+  // dequeue_latest() until out[0..cap) is full, the queue is empty or one
+  // finds nothing.
+  UFQ_INLINE std::size_t dequeue_flows_latest(Time now, Packet** out, std::size_t n, std::size_t cap) {
     const Time until = now + offload_ns_;
     for (; n < cap; ++n) {
       if (qlen_ == 0) break;
-      Packet* p = kLatest ? dequeue_latest(now, until) : dequeue_5_7(now);
+      Packet* p = dequeue_latest(now, until);
       if (!p) break;
       out[n] = p;
     }
+    return n;
+  }
+
+  // dequeue_5_7() likewise, its two list loops kept across the dequeues: the
+  // new list cannot refill within the burst, so once the old list's turn has
+  // come, no dequeue looks at the new list again.
+  UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
+    if (n == cap || qlen_ == 0) return n;
+    Band& b = bands_[0];
+    while (b.new_flows.first != kNil) {
+      if (Packet* p = visit_5_7<true>(b, now)) {
+        out[n++] = p;
+        if (n == cap || qlen_ == 0) return n;
+      }
+    }
+    while (b.old_flows.first != kNil) {
+      if (Packet* p = visit_5_7<false>(b, now)) {
+        out[n++] = p;
+        if (n == cap || qlen_ == 0) return n;
+      }
+    }
+    arm_watchdog();
     return n;
   }
 

@@ -131,6 +131,15 @@ class ThrottledSet {
       heap_pop();
     }
   }
+  // While the heap is empty (every throttle came in due-time order, the
+  // common case) the lane's front is the set's: top() and pop() without the
+  // heap's tests.
+  bool heap_empty() const { return heap_.empty(); }
+  const Entry* lane_front() const { return lane_size_ ? &lane_[lane_head_] : nullptr; }
+  void lane_pop() {
+    lane_head_ = (lane_head_ + 1) & lane_mask_;
+    --lane_size_;
+  }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
     return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
@@ -753,6 +762,24 @@ class FqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
+    if (delayed_.heap_empty()) [[likely]] {  // releasing adds nothing to the heap
+      while (const Entry* e = delayed_.lane_front()) {
+        if (!live(*e)) {
+          delayed_.lane_pop();
+          continue;
+        }
+        if (e->t > until) {
+          time_next_delayed_flow_ = e->t;
+          return;
+        }
+        const std::uint32_t fi = e->idx;
+        delayed_.lane_pop();
+        --throttled_flows_;
+        add_tail(fi, FlowState::old_list);
+        if (prefetch) prefetch_due_soon();
+      }
+      return;
+    }
     for (;;) {
       const auto [e, from_lane] = delayed_.top();
       if (!e) break;

@@ -311,6 +311,20 @@ class FqScheduler::Impl {
     return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
   }
 
+  // The public enqueue(), one function per compat: each common path then has
+  // a frame of its own (in one shared function every 5.7 packet saved and
+  // restored the four registers the latest path's common case uses).
+  [[gnu::noinline]] Verdict enqueue_one_latest(Packet& pkt, Time now) {
+    if (enqueue_common(pkt, now)) [[likely]]
+      return Verdict::queued;
+    return enqueue_any(pkt, now);
+  }
+  [[gnu::noinline]] Verdict enqueue_one_5_7(Packet& pkt, Time now) {
+    if (enqueue_common_5_7(pkt, now)) [[likely]]
+      return Verdict::queued;
+    return enqueue_any(pkt, now);
+  }
+
   [[gnu::noinline]] Verdict enqueue_any(Packet& pkt, Time now) {
     ++st_.offered;
     return latest_ ? enqueue_latest(pkt, now) : enqueue_5_7(pkt, now);
@@ -716,17 +730,20 @@ class FqScheduler::Impl {
     age_append(i);
   }
 
-  UFQ_INLINE void set_throttled(std::uint32_t i, Time now) {
+  // Throttle flow `i` until `tnp` (its time_next_packet from now on). The
+  // time is passed, not read back: a store to the lane could alias it.
+  UFQ_INLINE void set_throttled(std::uint32_t i, Time now, Time tnp) {
     Flow* f = &flows_[i];
+    f->time_next_packet = tnp;
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
-    delayed_.push(f->time_next_packet, seq, i);
+    delayed_.push(tnp, seq, i);
     if (adaptive_) [[unlikely]]
-      push_deadline(detail::slack_deadline(f->time_next_packet, now, cfg_), seq, i);
+      push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
     set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;
-    if (time_next_delayed_flow_ > f->time_next_packet) time_next_delayed_flow_ = f->time_next_packet;
+    if (time_next_delayed_flow_ > tnp) time_next_delayed_flow_ = tnp;
   }
 
   // The entry still stands for its flow's current throttle.
@@ -897,8 +914,7 @@ class FqScheduler::Impl {
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
       if (until < tnp) {
         head->first = f->next;
-        f->time_next_packet = tnp;
-        set_throttled(fi, now);
+        set_throttled(fi, now, tnp);
         continue;
       }
       dequeue_packet(f, p);
@@ -996,8 +1012,7 @@ class FqScheduler::Impl {
     const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
     if (now < tnp) {
       head->first = f->next;
-      f->time_next_packet = tnp;
-      set_throttled(fi, now);
+      set_throttled(fi, now, tnp);
       return nullptr;
     }
     mark_departure(p, now, tnp);
@@ -1156,8 +1171,8 @@ class FqScheduler::Impl {
   // dequeue_5_7() likewise, its two list loops kept across the dequeues: the
   // new list cannot refill within the burst, so once the old list's turn has
   // come, no dequeue looks at the new list again.
+  // Pre: n < cap, qlen_ > 0.
   UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
-    if (n == cap || qlen_ == 0) return n;
     Band& b = bands_[0];
     while (b.new_flows.first != kNil) {
       if (Packet* p = visit_5_7<true>(b, now)) {
@@ -1381,7 +1396,10 @@ class FqScheduler::Impl {
 
 FqScheduler::FqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {}
 FqScheduler::~FqScheduler() = default;
-Verdict FqScheduler::enqueue(Packet& pkt, Time now) { return impl_->enqueue(pkt, now); }
+Verdict FqScheduler::enqueue(Packet& pkt, Time now) {
+  Impl& m = *impl_;
+  return m.latest_ ? m.enqueue_one_latest(pkt, now) : m.enqueue_one_5_7(pkt, now);
+}
 Packet* FqScheduler::dequeue(Time now) { return impl_->dequeue(now); }
 std::size_t FqScheduler::enqueue_burst(std::span<Packet* const> packets, Time now, std::span<Verdict> verdicts) {
   return impl_->enqueue_burst(packets, now, verdicts);

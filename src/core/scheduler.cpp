@@ -132,13 +132,19 @@ class ThrottledSet {
     }
   }
   // While the heap is empty (every throttle came in due-time order, the
-  // common case) the lane's front is the set's: top() and pop() without the
-  // heap's tests.
+  // common case) the lane's front is the set's: drain_lane() pops from the
+  // front while visit(entry) returns true (the entry stays when it returns
+  // false), without the heap's tests, the ring's position kept in registers.
+  // visit() must not touch the set.
   bool heap_empty() const { return heap_.empty(); }
-  const Entry* lane_front() const { return lane_size_ ? &lane_[lane_head_] : nullptr; }
-  void lane_pop() {
-    lane_head_ = (lane_head_ + 1) & lane_mask_;
-    --lane_size_;
+  template <class Visit>
+  [[gnu::always_inline]] void drain_lane(Visit&& visit) {
+    std::size_t head = lane_head_, size = lane_size_;
+    const Entry* lane = lane_.data();
+    const std::size_t mask = lane_mask_;
+    for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
+    lane_head_ = head;
+    lane_size_ = size;
   }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
@@ -711,9 +717,10 @@ class FqScheduler::Impl {
     return which == FlowState::new_list ? b.new_flows : b.old_flows;
   }
 
-  void add_tail(std::uint32_t i, FlowState which) {
+  void add_tail(std::uint32_t i, FlowState which) { append(list_of(&flows_[i], which), i, which); }
+  // add_tail() with the list given (`which` of the flow's band).
+  void append(FlowList& l, std::uint32_t i, FlowState which) {
     Flow* f = &flows_[i];
-    FlowList& l = list_of(f, which);
     f->next = kNil;
     if (l.first != kNil)
       flows_[l.last].next = i;
@@ -779,22 +786,13 @@ class FqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
-    if (delayed_.heap_empty()) [[likely]] {  // releasing adds nothing to the heap
-      while (const Entry* e = delayed_.lane_front()) {
-        if (!live(*e)) {
-          delayed_.lane_pop();
-          continue;
-        }
-        if (e->t > until) {
-          time_next_delayed_flow_ = e->t;
-          return;
-        }
-        const std::uint32_t fi = e->idx;
-        delayed_.lane_pop();
-        --throttled_flows_;
-        add_tail(fi, FlowState::old_list);
-        if (prefetch) prefetch_due_soon();
-      }
+    // Releasing adds nothing to the heap. (prefetch_due_soon() reads the
+    // lane's position, which drain_lane() writes back only at its end.)
+    if (!prefetch && delayed_.heap_empty()) [[likely]] {
+      if (latest_)
+        release_from_lane<false>(until);
+      else
+        release_from_lane<true>(until);
       return;
     }
     for (;;) {
@@ -814,6 +812,25 @@ class FqScheduler::Impl {
       add_tail(fi, FlowState::old_list);
       if (prefetch) prefetch_due_soon();
     }
+  }
+
+  // check_throttled()'s releases while the heap is empty. kBand0: 5.7, where
+  // every flow is in band 0 (only the latest enqueue sets a flow's band).
+  template <bool kBand0>
+  UFQ_INLINE void release_from_lane(Time until) {
+    delayed_.drain_lane([&](const Entry& e) {
+      if (!live(e)) return true;
+      if (e.t > until) {
+        time_next_delayed_flow_ = e.t;
+        return false;
+      }
+      --throttled_flows_;
+      if (kBand0)
+        append(bands_[0].old_flows, e.idx, FlowState::old_list);
+      else
+        add_tail(e.idx, FlowState::old_list);
+      return true;
+    });
   }
 
   // Flows leave the throttled set in lane order and their head packets are

@@ -824,11 +824,13 @@ class FqScheduler::Impl {
         time_next_delayed_flow_ = e.t;
         return false;
       }
-      --throttled_flows_;
+      // The index read once, the count after: a 32-bit store could alias `e`.
+      const std::uint32_t fi = e.idx;
       if (kBand0)
-        append(bands_[0].old_flows, e.idx, FlowState::old_list);
+        append(bands_[0].old_flows, fi, FlowState::old_list);
       else
-        add_tail(e.idx, FlowState::old_list);
+        add_tail(fi, FlowState::old_list);
+      --throttled_flows_;
       return true;
     });
   }

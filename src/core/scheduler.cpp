@@ -1008,9 +1008,15 @@ class FqScheduler::Impl {
   // (nullptr for these), or it sends its head packet, which is returned.
   template <bool kNew>
   UFQ_INLINE Packet* visit_5_7(Band& b, Time now) {
+    const std::uint32_t fi = (kNew ? b.new_flows : b.old_flows).first;
+    return visit_flow_5_7<kNew>(b, fi, &flows_[fi], now);
+  }
+  // The same with the head flow given (`fi`, at `f`). A flow that sends stays
+  // at the head (nullptr: it has left it), so a burst visits it again
+  // without looking it up.
+  template <bool kNew>
+  UFQ_INLINE Packet* visit_flow_5_7(Band& b, std::uint32_t fi, Flow* f, Time now) {
     FlowList* head = kNew ? &b.new_flows : &b.old_flows;
-    const std::uint32_t fi = head->first;
-    Flow* f = &flows_[fi];
     if (f->credit <= 0) {
       f->credit = wrap_add(f->credit, cfg_.quantum);
       head->first = f->next;
@@ -1193,14 +1199,16 @@ class FqScheduler::Impl {
   // Pre: n < cap, qlen_ > 0.
   UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
     Band& b = bands_[0];
-    while (b.new_flows.first != kNil) {
-      if (Packet* p = visit_5_7<true>(b, now)) {
+    for (std::uint32_t fi; (fi = b.new_flows.first) != kNil;) {
+      Flow* f = &flows_[fi];
+      while (Packet* p = visit_flow_5_7<true>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }
     }
-    while (b.old_flows.first != kNil) {
-      if (Packet* p = visit_5_7<false>(b, now)) {
+    for (std::uint32_t fi; (fi = b.old_flows.first) != kNil;) {
+      Flow* f = &flows_[fi];
+      while (Packet* p = visit_flow_5_7<false>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }

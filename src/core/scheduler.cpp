@@ -737,10 +737,9 @@ class FqScheduler::Impl {
     age_append(i);
   }
 
-  // Throttle flow `i` until `tnp` (its time_next_packet from now on). The
-  // time is passed, not read back: a store to the lane could alias it.
-  UFQ_INLINE void set_throttled(std::uint32_t i, Time now, Time tnp) {
-    Flow* f = &flows_[i];
+  // Throttle flow `i` (at `f`) until `tnp` (its time_next_packet from now
+  // on). The time is passed, not read back: a store to the lane could alias it.
+  UFQ_INLINE void set_throttled(std::uint32_t i, Flow* f, Time now, Time tnp) {
     f->time_next_packet = tnp;
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
@@ -933,7 +932,7 @@ class FqScheduler::Impl {
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
       if (until < tnp) {
         head->first = f->next;
-        set_throttled(fi, now, tnp);
+        set_throttled(fi, f, now, tnp);
         continue;
       }
       dequeue_packet(f, p);
@@ -1037,7 +1036,7 @@ class FqScheduler::Impl {
     const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
     if (now < tnp) {
       head->first = f->next;
-      set_throttled(fi, now, tnp);
+      set_throttled(fi, f, now, tnp);
       return nullptr;
     }
     mark_departure(p, now, tnp);

@@ -162,6 +162,21 @@ class ThrottledSet {
       heap_pop();
     }
   }
+  // While the heap is empty (every throttle came in due-time order, the
+  // common case) the lane's front is the set's: drain_lane() pops from the
+  // front while visit(entry) returns true (the entry stays when it returns
+  // false), without the heap's tests, the ring's position kept in registers.
+  // visit() must not touch the set.
+  bool heap_empty() const { return heap_.empty(); }
+  template <class Visit>
+  [[gnu::always_inline]] void drain_lane(Visit&& visit) {
+    std::size_t head = lane_head_, size = lane_size_;
+    const Entry* lane = lane_.data();
+    const std::size_t mask = lane_mask_;
+    for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
+    lane_head_ = head;
+    lane_size_ = size;
+  }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
     return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
@@ -346,6 +361,20 @@ class FqScheduler::Impl {
     if (latest_ ? enqueue_common(pkt, now) : enqueue_common_5_7(pkt, now)) [[likely]]
       return Verdict::queued;
     return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
+  }
+
+  // The public enqueue(), one function per compat: each common path then has
+  // a frame of its own (in one shared function every 5.7 packet saved and
+  // restored the four registers the latest path's common case uses).
+  [[gnu::noinline]] Verdict enqueue_one_latest(Packet& pkt, Time now) {
+    if (enqueue_common(pkt, now)) [[likely]]
+      return Verdict::queued;
+    return enqueue_any(pkt, now);
+  }
+  [[gnu::noinline]] Verdict enqueue_one_5_7(Packet& pkt, Time now) {
+    if (enqueue_common_5_7(pkt, now)) [[likely]]
+      return Verdict::queued;
+    return enqueue_any(pkt, now);
   }
 
   [[gnu::noinline]] Verdict enqueue_any(Packet& pkt, Time now) {
@@ -734,9 +763,10 @@ class FqScheduler::Impl {
     return which == FlowState::new_list ? b.new_flows : b.old_flows;
   }
 
-  void add_tail(std::uint32_t i, FlowState which) {
+  void add_tail(std::uint32_t i, FlowState which) { append(list_of(&flows_[i], which), i, which); }
+  // add_tail() with the list given (`which` of the flow's band).
+  void append(FlowList& l, std::uint32_t i, FlowState which) {
     Flow* f = &flows_[i];
-    FlowList& l = list_of(f, which);
     f->next = kNil;
     if (l.first != kNil)
       flows_[l.last].next = i;
@@ -753,17 +783,19 @@ class FqScheduler::Impl {
     age_append(i);
   }
 
-  UFQ_INLINE void set_throttled(std::uint32_t i, Time now) {
-    Flow* f = &flows_[i];
+  // Throttle flow `i` (at `f`) until `tnp` (its time_next_packet from now
+  // on). The time is passed, not read back: a store to the lane could alias it.
+  UFQ_INLINE void set_throttled(std::uint32_t i, Flow* f, Time now, Time tnp) {
+    f->time_next_packet = tnp;
     const std::uint64_t seq = ++throttle_seq_;
     f->prev = static_cast<std::uint32_t>(seq);
-    delayed_.push(f->time_next_packet, seq, i);
+    delayed_.push(tnp, seq, i);
     if (adaptive_) [[unlikely]]
-      push_deadline(detail::slack_deadline(f->time_next_packet, now, cfg_), seq, i);
+      push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
     set_state(f, FlowState::throttled);
     ++throttled_flows_;
     ++st_.throttled;
-    if (time_next_delayed_flow_ > f->time_next_packet) time_next_delayed_flow_ = f->time_next_packet;
+    if (time_next_delayed_flow_ > tnp) time_next_delayed_flow_ = tnp;
   }
 
   // The entry still stands for its flow's current throttle.
@@ -799,6 +831,15 @@ class FqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
+    // Releasing adds nothing to the heap. (prefetch_due_soon() reads the
+    // lane's position, which drain_lane() writes back only at its end.)
+    if (!prefetch && delayed_.heap_empty()) [[likely]] {
+      if (latest_)
+        release_from_lane<false>(until);
+      else
+        release_from_lane<true>(until);
+      return;
+    }
     for (;;) {
       const auto [e, from_lane] = delayed_.top();
       if (!e) break;
@@ -816,6 +857,27 @@ class FqScheduler::Impl {
       add_tail(fi, FlowState::old_list);
       if (prefetch) prefetch_due_soon();
     }
+  }
+
+  // check_throttled()'s releases while the heap is empty. kBand0: 5.7, where
+  // every flow is in band 0 (only the latest enqueue sets a flow's band).
+  template <bool kBand0>
+  UFQ_INLINE void release_from_lane(Time until) {
+    delayed_.drain_lane([&](const Entry& e) {
+      if (!live(e)) return true;
+      if (e.t > until) {
+        time_next_delayed_flow_ = e.t;
+        return false;
+      }
+      // The index read once, the count after: a 32-bit store could alias `e`.
+      const std::uint32_t fi = e.idx;
+      if (kBand0)
+        append(bands_[0].old_flows, fi, FlowState::old_list);
+      else
+        add_tail(fi, FlowState::old_list);
+      --throttled_flows_;
+      return true;
+    });
   }
 
   // Flows leave the throttled set in lane order and their head packets are
@@ -916,8 +978,7 @@ class FqScheduler::Impl {
       const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
       if (until < tnp) {
         head->first = f->next;
-        f->time_next_packet = tnp;
-        set_throttled(fi, now);
+        set_throttled(fi, f, now, tnp);
         continue;
       }
       dequeue_packet(f, p);
@@ -973,50 +1034,63 @@ class FqScheduler::Impl {
     return true;
   }
 
+  // The kernel's 5.7 dequeue: the new list's flows first, then the old
+  // list's. A dequeue never adds to the new list (only an enqueue's
+  // activation does), so once it is empty the old list alone is visited.
   UFQ_INLINE Packet* dequeue_5_7(Time now) {
     Band& b = bands_[0];
-    for (;;) {
-      FlowList* head = &b.new_flows;
-      if (head->first == kNil) {
-        head = &b.old_flows;
-        if (head->first == kNil) {
-          arm_watchdog();
-          return nullptr;
-        }
-      }
-      const std::uint32_t fi = head->first;
-      Flow* f = &flows_[fi];
-      if (f->credit <= 0) {
-        f->credit = wrap_add(f->credit, cfg_.quantum);
-        head->first = f->next;
-        add_tail(fi, FlowState::old_list);
-        continue;
-      }
-      Packet* p = peek(f);
-      if (!p) {
-        head->first = f->next;
-        if (head == &b.new_flows && b.old_flows.first != kNil) {
-          add_tail(fi, FlowState::old_list);
-        } else {
-          detach(fi, now);
-          ++inactive_flows_;
-        }
-        continue;
-      }
-      const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
-      if (now < tnp) {
-        head->first = f->next;
-        f->time_next_packet = tnp;
-        set_throttled(fi, now);
-        continue;
-      }
-      mark_departure(p, now, tnp);
-      dequeue_packet(f, p);
-      --f->qlen;
-      f->credit = wrap_sub(f->credit, p->len);
-      pace(f, p, now);
-      return p;
+    while (b.new_flows.first != kNil)
+      if (Packet* p = visit_5_7<true>(b, now)) return p;
+    while (b.old_flows.first != kNil)
+      if (Packet* p = visit_5_7<false>(b, now)) return p;
+    arm_watchdog();
+    return nullptr;
+  }
+
+  // One step of dequeue_5_7() at the head flow of the new list (kNew) or, the
+  // new list being empty, of the old list: the flow is refilled and moved to
+  // the old list's tail, or, empty, moved there or detached, or throttled
+  // (nullptr for these), or it sends its head packet, which is returned.
+  template <bool kNew>
+  UFQ_INLINE Packet* visit_5_7(Band& b, Time now) {
+    const std::uint32_t fi = (kNew ? b.new_flows : b.old_flows).first;
+    return visit_flow_5_7<kNew>(b, fi, &flows_[fi], now);
+  }
+  // The same with the head flow given (`fi`, at `f`). A flow that sends stays
+  // at the head (nullptr: it has left it), so a burst visits it again
+  // without looking it up.
+  template <bool kNew>
+  UFQ_INLINE Packet* visit_flow_5_7(Band& b, std::uint32_t fi, Flow* f, Time now) {
+    FlowList* head = kNew ? &b.new_flows : &b.old_flows;
+    if (f->credit <= 0) {
+      f->credit = wrap_add(f->credit, cfg_.quantum);
+      head->first = f->next;
+      add_tail(fi, FlowState::old_list);
+      return nullptr;
     }
+    Packet* p = peek(f);
+    if (!p) {
+      head->first = f->next;
+      if (kNew && b.old_flows.first != kNil) {
+        add_tail(fi, FlowState::old_list);
+      } else {
+        detach(fi, now);
+        ++inactive_flows_;
+      }
+      return nullptr;
+    }
+    const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
+    if (now < tnp) {
+      head->first = f->next;
+      set_throttled(fi, f, now, tnp);
+      return nullptr;
+    }
+    mark_departure(p, now, tnp);
+    dequeue_packet(f, p);
+    --f->qlen;
+    f->credit = wrap_sub(f->credit, p->len);
+    pace(f, p, now);
+    return p;
   }
 
   void mark_departure(Packet* p, Time now, Time tnp) {
@@ -1148,18 +1222,43 @@ class FqScheduler::Impl {
       check_throttled_burst(now);
     else
       check_throttled(now, false);
-    return latest_ ? dequeue_flows<true>(now, out.data(), n, cap) : dequeue_flows<false>(now, out.data(), n, cap);
+    return latest_ ? dequeue_flows_latest(now, out.data(), n, cap) : dequeue_flows_5_7(now, out.data(), n, cap);
   }
 
-  template <bool kLatest>
-  UFQ_INLINE std::size_t dequeue_flows(Time now, Packet** out, std::size_t n, std::size_t cap) {
+  // dequeue_latest() until out[0..cap) is full, the queue is empty or one
+  // finds nothing.
+  UFQ_INLINE std::size_t dequeue_flows_latest(Time now, Packet** out, std::size_t n, std::size_t cap) {
     const Time until = now + offload_ns_;
     for (; n < cap; ++n) {
       if (qlen_ == 0) break;
-      Packet* p = kLatest ? dequeue_latest(now, until) : dequeue_5_7(now);
+      Packet* p = dequeue_latest(now, until);
       if (!p) break;
       out[n] = p;
     }
+    return n;
+  }
+
+  // dequeue_5_7() likewise, its two list loops kept across the dequeues: the
+  // new list cannot refill within the burst, so once the old list's turn has
+  // come, no dequeue looks at the new list again.
+  // Pre: n < cap, qlen_ > 0.
+  UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
+    Band& b = bands_[0];
+    for (std::uint32_t fi; (fi = b.new_flows.first) != kNil;) {
+      Flow* f = &flows_[fi];
+      while (Packet* p = visit_flow_5_7<true>(b, fi, f, now)) {
+        out[n++] = p;
+        if (n == cap || qlen_ == 0) return n;
+      }
+    }
+    for (std::uint32_t fi; (fi = b.old_flows.first) != kNil;) {
+      Flow* f = &flows_[fi];
+      while (Packet* p = visit_flow_5_7<false>(b, fi, f, now)) {
+        out[n++] = p;
+        if (n == cap || qlen_ == 0) return n;
+      }
+    }
+    arm_watchdog();
     return n;
   }
 
@@ -1394,7 +1493,10 @@ class FqScheduler::Impl {
 
 FqScheduler::FqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {}
 FqScheduler::~FqScheduler() = default;
-Verdict FqScheduler::enqueue(Packet& pkt, Time now) { return impl_->enqueue(pkt, now); }
+Verdict FqScheduler::enqueue(Packet& pkt, Time now) {
+  Impl& m = *impl_;
+  return m.latest_ ? m.enqueue_one_latest(pkt, now) : m.enqueue_one_5_7(pkt, now);
+}
 Packet* FqScheduler::dequeue(Time now) { return impl_->dequeue(now); }
 std::size_t FqScheduler::enqueue_burst(std::span<Packet* const> packets, Time now, std::span<Verdict> verdicts) {
   return impl_->enqueue_burst(packets, now, verdicts);

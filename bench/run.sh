@@ -71,13 +71,14 @@ fi
 # fast_vs_floor_1k): timer-driven paced 1k and 1M flows, shuffled 1M with single
 # calls, and the burst harness (enqueue_burst/dequeue_burst, 32 per wake-up) at 1k
 # and 1M round robin and 1k/1M shuffled (with the fast scheduler's single calls in the
-# same harness beside it), shuffled single calls at 1k/100k/1M; 5 repetitions interleaved, so the implementations
+# same harness beside it), shuffled single calls at 1k/100k/1M, and the memory per
+# flow and per queued packet; 5 repetitions interleaved, so the implementations
 # see the same machine state; run this one when the machine is quiet. About 5
 # minutes on a quiet machine (most of it the 1M-flow warm-ups).
 if [[ $suites == *" focus "* ]]; then
   choose_cpu focus
   "${pin[@]}" "$build/bench/bench_scheduler" \
-    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/(1000|100000|1000000)/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/(1000|1000000)/32)$' \
+    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/(1000|100000|1000000)/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/(1000|1000000)/32|Memory<(Fast|Reference)>/(1000|1000000)/iterations:1)$' \
     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_focus.json"
@@ -116,7 +117,8 @@ if [[ $suites == *" focus "* || $suites == *" mq "* ]]; then
 fi
 
 python3 bench/summarize.py "$out" "$reps"
-if command -v gnuplot >/dev/null; then
+# The scaling plot is drawn from the whole scheduler suite only.
+if [[ $suites == *" scheduler "* ]] && command -v gnuplot >/dev/null; then
   mkdir -p docs/img/bench
   cp "$out/scaling.dat" docs/img/bench/scaling.dat
   gnuplot bench/scaling.gp

@@ -56,8 +56,9 @@ __attribute__((constructor)) void preload_init() {
 template <class Pass>
 ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass);
 
+// `handlers`: interrupting_handlers() when the call began (SendPlan).
 template <class Pass>
-ssize_t send_once(int fd, const msghdr& m, int flags, Pass&& pass) {
+ssize_t send_once(int fd, const msghdr& m, int flags, Pass&& pass, std::uint64_t handlers) {
   SocketEntry* e = lookup_socket(fd);
   if (!e) return pass();
   SocketOptions o;
@@ -69,6 +70,7 @@ ssize_t send_once(int fd, const msghdr& m, int flags, Pass&& pass) {
     dupfd = e->dupfd;
   }
   SendPlan plan;
+  plan.handlers_at_entry = handlers;
   const PassReason why = translate(*e, o, m, flags, plan);
   ProcessPacer* p = ProcessPacer::get();
   if (!p) return pass();
@@ -95,8 +97,9 @@ ssize_t send_once(int fd, const msghdr& m, int flags, Pass&& pass) {
 
 template <class Pass>
 ssize_t send_one(int fd, const msghdr& m, int flags, Pass&& pass) {
+  const std::uint64_t handlers = interrupting_handlers();
   for (;;) {
-    const ssize_t r = send_once(fd, m, flags, pass);
+    const ssize_t r = send_once(fd, m, flags, pass, handlers);
     if (r != ProcessPacer::kRetry) return r;
   }
 }

@@ -197,9 +197,10 @@ ssize_t ProcessPacer::send(SocketEntry& e, int dupfd, const SendPlan& plan, cons
     const Time deadline = o.sndtimeo_ns ? rt::mono_now() + o.sndtimeo_ns : 0;
     // A handler without SA_RESTART that runs while we wait ends the wait with
     // EINTR, one with SA_RESTART does not (the kernel restarts a blocked
-    // send), as the wrapped handlers' count tells (handler_watch.hpp): looked
-    // at after every futex return, and every 100 ms at least.
-    const std::uint64_t handlers = interrupting_handlers();
+    // send), as the wrapped handlers' count since the call began tells
+    // (handler_watch.hpp, SendPlan::handlers_at_entry): looked at after every
+    // futex return, and every 100 ms at least.
+    const std::uint64_t handlers = plan.handlers_at_entry;
     bp_.add_waiter();
     for (;;) {
       const std::uint32_t seen = bp_.sequence();

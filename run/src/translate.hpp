@@ -43,6 +43,12 @@ struct SendPlan {
   std::uint32_t hash = 0;       // flow hash for the unconnected case
   std::size_t size = 0;         // payload bytes
   bool dontwait = false;        // MSG_DONTWAIT
+  // interrupting_handlers() when the send call began: a handler without
+  // SA_RESTART that runs after that, before the send would block, ends the
+  // wait with EINTR, as a signal pending when the kernel's send blocks does
+  // (the kernel runs no handler inside the call; we run in user space, where
+  // the handler runs at once).
+  std::uint64_t handlers_at_entry = 0;
   // The earliest the datagram can possibly leave, for the doorbell (0: now,
   // ring whenever the pacer sleeps): filled by the caller (due_hint()).
   Time due_hint = 0;

@@ -1,7 +1,7 @@
 // `ufq sim`: the seed's timer-slack experiment (and others) in the simulator.
 //
-//   ufq sim [workload and machine options] [--compare KEY=V1,V2,...] [--json]
-//           [--plot DIR] [--tc-stats] [fq OPTIONS...]
+//   ufq sim [workload and machine options] [--compare KEY=V1,V2,...] [--jobs N]
+//           [--json] [--plot DIR] [--tc-stats] [fq OPTIONS...]
 //
 // With no arguments: 1000 EDT-paced flows, 1,000,000 packets/s, 20 s, the
 // default fq of the seed's kernel (timer_slack 10us), vmstat-like lines every
@@ -18,12 +18,14 @@
 #include <filesystem>
 #include <map>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
 #include "process_memory.hpp"
 #include "sim_budget.hpp"
+#include "sim_sweep.hpp"
 #include "sim/report.hpp"
 #include "ufq/sim/simulation.hpp"
 #include "ufq/sim/simulation_reference.hpp"
@@ -49,6 +51,7 @@ struct SimArgs {
   std::string plot_dir;
   std::string nic_rate;
   bool json = false, tc_stats = false, quiet = false, soak = false, rss = false;
+  unsigned jobs = 1;  // --jobs, when given (else usable_cpus())
 };
 
 // A duration: bare = seconds, or tc's time suffixes (s, ms, us, ns).
@@ -273,8 +276,32 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
       return fail(as_option(e, a, *model));
     }
   }
-  for (const sim::SimConfig& c : configs)
-    if (const std::string refusal = check_sim_plan(c, configs.size()); !refusal.empty()) return fail(refusal);
+  // --jobs: how many runs at once. The output does not depend on it (each run
+  // owns its state; they are printed in sweep order after all have ended), so
+  // a plan that does not fit N at once runs fewer at a time rather than fail.
+  // --rss (the process's resident set) and --event-trace (one file that each
+  // run rewrites) need the runs one at a time.
+  const std::size_t runs = configs.size();
+  const bool jobs_given = sub.get_option("--jobs")->count() > 0;
+  const char* one_at_a_time = a.rss ? "--rss" : !cfg.guest.event_trace.empty() ? "--event-trace" : nullptr;
+  if (jobs_given && a.jobs > 1 && runs > 1 && one_at_a_time)
+    return fail(std::string("--jobs ") + std::to_string(a.jobs) + " with " + one_at_a_time + ": " +
+                (a.rss ? "--rss measures the whole process, so its runs go one at a time"
+                       : "--event-trace writes one file, so its runs go one at a time") +
+                "; give --jobs 1 or leave --jobs out");
+  std::size_t jobs = one_at_a_time ? 1 : jobs_given ? a.jobs : usable_cpus();
+  jobs = std::clamp<std::size_t>(jobs, 1, runs);
+  const auto plan_refusal = [&](std::size_t at_once) {
+    for (const sim::SimConfig& c : configs)
+      if (std::string refusal = check_sim_plan(c, runs, at_once); !refusal.empty()) return refusal;
+    return std::string();
+  };
+  const std::size_t wanted_jobs = jobs;
+  while (jobs > 1 && !plan_refusal(jobs).empty()) --jobs;
+  if (const std::string refusal = plan_refusal(jobs); !refusal.empty()) return fail(refusal);
+  if (jobs < wanted_jobs && jobs_given)
+    note("--jobs " + std::to_string(a.jobs) + ": " + std::to_string(jobs) +
+         " runs at once fit in memory; running " + std::to_string(jobs) + " at a time");
   // The plot directory is checked now, not after a long run has printed its results.
   if (!a.plot_dir.empty()) {
     std::error_code ec;
@@ -284,33 +311,54 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
                   (ec ? " (" + ec.message() + ")" : std::string()));
   }
 
+  // The runs, `jobs` at a time; each writes only its own slot. One at a time,
+  // the progress line names the run (as before --jobs); overlapping runs share
+  // one line (SweepProgress).
   const bool tty = isatty(STDERR_FILENO) && !a.quiet;
-  std::vector<sim::SimResult> results;
-  for (std::size_t i = 0; i < configs.size(); ++i) {
+  const bool show_progress = tty && cfg.duration >= 2 * kNsecPerSec;
+  std::optional<SweepProgress> sweep_progress;
+  if (show_progress && jobs > 1) sweep_progress.emplace(runs, stderr);
+  std::vector<std::optional<sim::SimResult>> slots(runs);
+  const auto run_one = [&](std::size_t i) {
     std::function<void(double)> progress;
     std::function<void(sim::Sample&)> measure_memory;
     if (a.rss) measure_memory = [](sim::Sample& s) { s.rss_kb = current_rss_kb(); };
-    if (tty && configs[i].duration >= 2 * kNsecPerSec)
-      progress = [&](double f) { std::fprintf(stderr, "\r%s: %3.0f%%", labels[i].c_str(), f * 100); };
+    if (sweep_progress)
+      progress = [&sweep_progress, i](double f) { sweep_progress->update(i, f); };
+    else if (show_progress)
+      progress = [&labels, i](double f) { std::fprintf(stderr, "\r%s: %3.0f%%", labels[i].c_str(), f * 100); };
+    sim::SimResult r = configs[i].scheduler == sim::SchedulerKind::reference
+                           ? sim::simulate_reference(configs[i], progress, measure_memory)
+                           : sim::simulate(configs[i], progress, measure_memory);
+    if (a.rss) {
+      // The kernel updates its high-water mark lazily: a sample may be above it.
+      r.peak_rss_kb = peak_rss_kb();
+      for (const auto& s : r.samples) r.peak_rss_kb = std::max(r.peak_rss_kb, s.rss_kb);
+    }
+    slots[i] = std::move(r);
+    if (sweep_progress)
+      sweep_progress->finished(i);
+    else if (show_progress)
+      std::fprintf(stderr, "\r\033[K");
+  };
+  const std::vector<std::exception_ptr> errors = run_in_order(runs, static_cast<unsigned>(jobs), run_one);
+  if (sweep_progress) sweep_progress->clear();
+  // The first failure in sweep order, reported as a sequential sweep reports
+  // it (the runs after it never started there; here their results are dropped).
+  for (const std::exception_ptr& error : errors) {
+    if (!error) continue;
+    if (tty) std::fprintf(stderr, "\r\033[K");
     try {
-      results.push_back(configs[i].scheduler == sim::SchedulerKind::reference
-                            ? sim::simulate_reference(configs[i], progress, measure_memory)
-                            : sim::simulate(configs[i], progress, measure_memory));
-      if (a.rss) {
-        // The kernel updates its high-water mark lazily: a sample may be above it.
-        sim::SimResult& r = results.back();
-        r.peak_rss_kb = peak_rss_kb();
-        for (const auto& s : r.samples) r.peak_rss_kb = std::max(r.peak_rss_kb, s.rss_kb);
-      }
+      std::rethrow_exception(error);
     } catch (const sim::SimConfigError& e) {
-      if (tty) std::fprintf(stderr, "\r\033[K");
       return fail(as_option(e, a, *model));
     } catch (const std::invalid_argument& e) {
-      if (tty) std::fprintf(stderr, "\r\033[K");
       return fail(e.what());
     }
-    if (tty && progress) std::fprintf(stderr, "\r\033[K");
   }
+  std::vector<sim::SimResult> results;
+  results.reserve(runs);
+  for (std::optional<sim::SimResult>& r : slots) results.push_back(std::move(*r));
 
   if (a.json) {
     if (results.size() == 1 && values.empty()) {
@@ -482,6 +530,11 @@ void add_sim_command(Commands& commands) {
       ->check(count_word("cost-run", UINT64_MAX))
       ->capture_default_str();
   sub->add_option("--compare", a->compare, "KEY=V1,V2,...: one run per fq option value");
+  sub->add_option("--jobs", a->jobs,
+                  "--compare runs at once, the same output whatever N (default: the CPUs it may use; "
+                  "fewer if they would not fit in memory; 1 with --rss or --event-trace)")
+      ->type_name("N")
+      ->check(integer_in(1, kMaxSimJobs));
   sub->add_flag("--json", a->json, "print JSON (an array with --compare)");
   sub->add_option("--plot", a->plot_dir, "write PNG plots (gnuplot) into DIR");
   sub->add_flag("--tc-stats", a->tc_stats, "print the `tc -s qdisc show` block (summed over queues)");

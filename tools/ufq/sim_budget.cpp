@@ -19,6 +19,8 @@ constexpr double kBytesPerPacket = 128;
 constexpr double kBytesPerQueue = 32 * 1024;
 constexpr double kBytesPerReferenceBucket = 40;
 constexpr double kBaseBytes = 16 * 1024 * 1024;
+// A run on a thread of its own (--jobs): the thread's stack.
+constexpr double kBytesPerThread = 8 * 1024 * 1024;
 
 std::string sci(double v) {
   char buf[32];
@@ -58,7 +60,7 @@ Term packet_rate(const sim::SimConfig& c) {
 
 }  // namespace
 
-std::string check_sim_plan(const sim::SimConfig& c, std::size_t runs) {
+std::string check_sim_plan(const sim::SimConfig& c, std::size_t runs, std::size_t concurrent) {
   const double seconds = static_cast<double>(c.duration) / 1e9;
   const double samples = static_cast<double>(c.duration) / static_cast<double>(c.interval);
   if (samples > kMaxSimSamples)
@@ -91,19 +93,25 @@ std::string check_sim_plan(const sim::SimConfig& c, std::size_t runs) {
            (runs > 1 ? " over " + std::to_string(runs) + " --compare runs" : "") +
            "; shorten --duration or scale the workload down";
 
-  // Memory: one run's flows, packets and tables at a time, every run's samples.
+  // Memory: the flows, packets and tables of the runs at once (--jobs), every
+  // run's samples.
+  const auto at_once = static_cast<double>(std::max<std::size_t>(concurrent, 1));
+  const std::string jobs = concurrent > 1 ? " x --jobs " + std::to_string(concurrent) : std::string();
   std::vector<Term> memory;
-  memory.push_back({static_cast<double>(c.flows) * kBytesPerFlow, "--flows"});
+  memory.push_back({static_cast<double>(c.flows) * kBytesPerFlow * at_once, "--flows" + jobs});
   if (c.guest.sender)  // the guest's sockets hold --guest-sndbuf each instead
-    memory.push_back({static_cast<double>(c.flows) * c.guest.sndbuf * kBytesPerPacket, "--flows x --guest-sndbuf"});
+    memory.push_back({static_cast<double>(c.flows) * c.guest.sndbuf * kBytesPerPacket * at_once,
+                      "--flows x --guest-sndbuf" + jobs});
   else
-    memory.push_back({static_cast<double>(c.flows) * c.inflight * kBytesPerPacket, "--flows x --inflight"});
-  memory.push_back({static_cast<double>(c.queues) * kBytesPerQueue, "--queues"});
+    memory.push_back(
+        {static_cast<double>(c.flows) * c.inflight * kBytesPerPacket * at_once, "--flows x --inflight" + jobs});
+  memory.push_back({static_cast<double>(c.queues) * kBytesPerQueue * at_once, "--queues" + jobs});
   if (c.scheduler == sim::SchedulerKind::reference)
-    memory.push_back({static_cast<double>(c.queues) * static_cast<double>(c.fq.buckets()) * kBytesPerReferenceBucket,
-                      "--queues x fq buckets (--scheduler reference)"});
+    memory.push_back({static_cast<double>(c.queues) * static_cast<double>(c.fq.buckets()) * kBytesPerReferenceBucket *
+                          at_once,
+                      "--queues x fq buckets (--scheduler reference)" + jobs});
   memory.push_back({samples * sizeof(sim::Sample) * 2 * static_cast<double>(runs), "--duration / --interval"});
-  double bytes = kBaseBytes;
+  double bytes = kBaseBytes + (concurrent > 1 ? kBytesPerThread * at_once : 0);
   const Term* largest = &memory.front();
   for (const Term& t : memory) {
     bytes += t.amount;

@@ -19,7 +19,9 @@ inline constexpr double kMaxSimSamples = 1e6;
 inline constexpr double kMaxSimEvents = 1e11;
 
 // Refusal text for `runs` runs of `cfg` (--compare: one per value, with
-// `cfg.fq` the largest flow table among them), or empty when the plan fits.
-std::string check_sim_plan(const sim::SimConfig& cfg, std::size_t runs);
+// `cfg.fq` the largest flow table among them), `concurrent` of them at once
+// (--jobs: each holds its flows, packets and tables meanwhile), or empty when
+// the plan fits. Pre: 1 <= concurrent <= runs.
+std::string check_sim_plan(const sim::SimConfig& cfg, std::size_t runs, std::size_t concurrent = 1);
 
 }  // namespace ufq::cli

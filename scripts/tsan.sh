@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The runtime's tests under ThreadSanitizer (preset tsan: rt_tests, and the
-# ufq binary the CLI tests run). Fails on any report (halt_on_error).
+# ufq binary the CLI tests run), and `ufq sim --jobs` (sim_test_jobs: a sweep
+# on threads). Fails on any report (halt_on_error).
 # Usage: scripts/tsan.sh [ctest args...]   e.g. scripts/tsan.sh -R Pacer
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -271,6 +271,12 @@ Table sim_table() {
            {"", "=", "timer_slack", "timer_slack=", "=1", "timer_slack=,", "timer_slack=1,", "bogus=1",
             "timer_slack=1,bogus", "quantum=0", "buckets=1,4294967295"},
            "", s);
+  t.values("--jobs", kGarbage + kHuge + std::vector<std::string>{"0", "1025", "1.5"}, "1..1024", s);
+  // Runs one at a time: more at once is refused naming both options.
+  t.add({"--jobs", {"sim", "-q", "--compare", "timer_slack=0,1us", "--rss", "--jobs", "2"}, {"--jobs 2", "--rss"}});
+  t.add({"--jobs",
+         {"sim", "-q", "--compare", "timer_slack=0,1us", "--event-trace", "/tmp/ufq-events.txt", "--jobs", "2"},
+         {"--jobs 2", "--event-trace"}});
   for (const char* f : {"--json", "--tc-stats", "--soak", "--rss", "--quiet"}) t.flag(f, s);
   t.values("--plot", {"", "/proc/ufq-no-such-dir", "/dev/null"}, "", {"sim", "-q", "--duration", "1ms"});
   t.add({"", {"sim", "tbf"}, {"tbf"}});

@@ -290,15 +290,10 @@ int run_sim(SimArgs& a, sim::SimConfig& cfg, CLI::App& sub) {
                        : "--event-trace writes one file, so its runs go one at a time") +
                 "; give --jobs 1 or leave --jobs out");
   std::size_t jobs = one_at_a_time ? 1 : jobs_given ? a.jobs : usable_cpus();
-  jobs = std::clamp<std::size_t>(jobs, 1, runs);
-  const auto plan_refusal = [&](std::size_t at_once) {
-    for (const sim::SimConfig& c : configs)
-      if (std::string refusal = check_sim_plan(c, runs, at_once); !refusal.empty()) return refusal;
-    return std::string();
-  };
-  const std::size_t wanted_jobs = jobs;
-  while (jobs > 1 && !plan_refusal(jobs).empty()) --jobs;
-  if (const std::string refusal = plan_refusal(jobs); !refusal.empty()) return fail(refusal);
+  const std::size_t wanted_jobs = std::clamp<std::size_t>(jobs, 1, runs);
+  jobs = sim_runs_that_fit(configs, wanted_jobs);
+  for (const sim::SimConfig& c : configs)
+    if (const std::string refusal = check_sim_plan(c, runs, jobs); !refusal.empty()) return fail(refusal);
   if (jobs < wanted_jobs && jobs_given)
     note("--jobs " + std::to_string(a.jobs) + ": " + std::to_string(jobs) +
          " runs at once fit in memory; running " + std::to_string(jobs) + " at a time");

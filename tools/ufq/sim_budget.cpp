@@ -120,4 +120,20 @@ std::string check_sim_plan(const sim::SimConfig& c, std::size_t runs, std::size_
   return check_memory(bytes, largest->what, "lower it");
 }
 
+std::size_t sim_runs_that_fit(const std::vector<sim::SimConfig>& configs, std::size_t wanted) {
+  const auto fits = [&](std::size_t at_once) {
+    return std::all_of(configs.begin(), configs.end(), [&](const sim::SimConfig& c) {
+      return check_sim_plan(c, configs.size(), at_once).empty();
+    });
+  };
+  // The memory grows with the runs at once, so what fits is a prefix of 1..wanted.
+  std::size_t lo = 1, hi = std::max<std::size_t>(wanted, 1);
+  if (fits(hi)) return hi;
+  while (hi - lo > 1) {  // fits(lo) or lo == 1; !fits(hi)
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 }  // namespace ufq::cli

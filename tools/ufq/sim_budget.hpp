@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "ufq/sim/simulation.hpp"
 
@@ -23,5 +24,11 @@ inline constexpr double kMaxSimEvents = 1e11;
 // (--jobs: each holds its flows, packets and tables meanwhile), or empty when
 // the plan fits. Pre: 1 <= concurrent <= runs.
 std::string check_sim_plan(const sim::SimConfig& cfg, std::size_t runs, std::size_t concurrent = 1);
+
+// The most runs of the sweep `configs` that fit at once, at most `wanted`
+// (--jobs): each config's check_sim_plan with that many concurrent. 1 when
+// even one at a time does not fit (check_sim_plan(c, size) then says why).
+// Pre: configs not empty, wanted >= 1.
+std::size_t sim_runs_that_fit(const std::vector<sim::SimConfig>& configs, std::size_t wanted);
 
 }  // namespace ufq::cli

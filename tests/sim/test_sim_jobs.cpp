@@ -1,5 +1,5 @@
 // `ufq sim --jobs N`: a --compare sweep on N threads prints the same bytes as
-// one run after another (docs/simulator.md "--compare on several cores"),
+// one run after another (docs/simulator.md "A sweep on several cores"),
 // reports the first failure in sweep order, and refuses bad N. Also the pieces
 // under it: run_in_order (tools/ufq/sim_sweep.hpp) and the memory plan for
 // runs at once (tools/ufq/sim_budget.hpp). The preset `tsan` runs these too.

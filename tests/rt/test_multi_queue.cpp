@@ -371,8 +371,8 @@ TEST(MultiQueuePacer, EachFlowsRateWithinOnePercent) {
     const double e = std::fabs((last - first) / kApart);
     worst = std::max(worst, e);
     worst_late = std::max(worst_late, *std::max_element(l.begin(), l.end()));
-    EXPECT_LT(e, 0.01) << "flow " << id << ": median lateness " << first / 1e3 << " us in its first quarter, "
-                       << last / 1e3 << " us in its last";
+    EXPECT_LT(e, 0.01) << "flow " << id << ": median lateness " << static_cast<long long>(first / 1e3)
+                       << " us in its first quarter, " << static_cast<long long>(last / 1e3) << " us in its last";
   }
   RecordProperty("worst_lateness_us", std::to_string(worst_late / 1000));
   RecordProperty("worst_flow_rate_error", std::to_string(worst));

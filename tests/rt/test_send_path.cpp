@@ -298,6 +298,9 @@ struct FlowSpec {
   int fd = -1;                 // the application's socket (-1: the egress's)
   Address source{};
   Time late = 0;               // stamp departures this far in the past (for CE)
+  // The owner's SO_MAX_PACING_RATE: it does not pace EDT-stamped datagrams,
+  // but fq's fast path refuses a non-TCP owner that has one.
+  Rate max_pacing_rate = kUnlimitedRate;
 };
 
 struct App {
@@ -327,6 +330,7 @@ struct App {
     for (std::size_t f = 0; f < flows.size(); ++f) {
       const FlowSpec& s = flows[f];
       owners[f].id = f + 1;
+      owners[f].max_pacing_rate = s.max_pacing_rate;
       for (std::uint32_t k = 0; k < s.packets; ++k, ++i) {
         Datagram& d = dgrams[i];
         d.packet.cookie = i;
@@ -524,15 +528,24 @@ TEST_P(SendPath, Ipv4DestinationOnADualStackIpv6SocketIsSent) {
 // marks the ECT datagrams CE and the receivers see CE (IP_RECVTOS /
 // IPV6_RECVTCLASS), datagram by datagram exactly where fq marked; not-ECT
 // datagrams are never marked; ECT datagrams on time keep their ECT(0).
+// The late ECT owners have a maximum pacing rate, which keeps them off fq's
+// fast path (never marked: docs/features.md): how many late datagrams the
+// fast path takes depends on how the producer and the pacer thread
+// interleave (8 per pass when the pacer finds the scheduler empty; 16 seen
+// under TSan on a loaded machine), so without it the number of CE would be
+// the machine's. With it every one of the 50 is marked.
 TEST_P(SendPath, CeMarksReachTheReceiver) {
   Receiver r4(AF_INET), r6(AF_INET6);
   ASSERT_TRUE(r4.ok());
   if (!r6.ok()) GTEST_SKIP() << "no IPv6 loopback";
   const Time late = 100 * kNsecPerMsec;  // the application's start is App::kLead (50 ms) ahead
+  const Rate off_fast_path = 1'000'000'000;  // 1 GB/s: never paces these (EDT), only refuses the fast path
   App app({
-      {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0, .late = late},
+      {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0, .late = late,
+       .max_pacing_rate = off_fast_path},
       {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::not_ect, .late = late},
-      {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect1, .late = late},
+      {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect1, .late = late,
+       .max_pacing_rate = off_fast_path},
       {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0},
   });
   PacerConfig cfg = roomy();
@@ -546,8 +559,7 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
   expect_all_intact(app, r4, got4);
   expect_all_intact(app, r6, got6);
   // What the wire carried, datagram by datagram, is what fq decided: CE
-  // exactly where it marked the packet (a few late ones may leave by the
-  // fast path, which fq never marks: docs/features.md).
+  // exactly where it marked the packet.
   std::map<std::uint32_t, std::map<int, int>> ecn_by_flow;
   std::size_t mismatched = 0;
   for (const auto* got : {&got4, &got6})
@@ -557,11 +569,9 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
       if (a.ecn != static_cast<int>(d.wire_ecn()) || a.ecn != static_cast<int>(d.sent_ecn)) ++mismatched;
     }
   EXPECT_EQ(mismatched, 0U) << "the codepoint on the wire is the datagram's, CE where fq marked it";
-  EXPECT_GT(ecn_by_flow[0][3], 25) << "late ECT(0) over IPv4: CE";
-  EXPECT_EQ(ecn_by_flow[0][3] + ecn_by_flow[0][2], 50);
+  EXPECT_EQ(ecn_by_flow[0][3], 50) << "late ECT(0) over IPv4: CE";
   EXPECT_EQ(ecn_by_flow[1][0], 50) << "late not-ECT: never marked";
-  EXPECT_GT(ecn_by_flow[2][3], 25) << "late ECT(1) over IPv6: CE";
-  EXPECT_EQ(ecn_by_flow[2][3] + ecn_by_flow[2][1], 50);
+  EXPECT_EQ(ecn_by_flow[2][3], 50) << "late ECT(1) over IPv6: CE";
   // On time: ECT(0), unless a stall of the loaded machine made one late
   // enough for fq to mark it (then `mismatched` above holds it to CE).
   EXPECT_EQ(ecn_by_flow[3][2] + ecn_by_flow[3][3], 50) << "on time ECT(0): ECT(0) or fq's CE";

@@ -205,11 +205,16 @@ class ModeRunner {
   virtual const EgressStats& egress() const = 0;
 };
 
+// The pacer thread is started with the runner, before the departures are
+// stamped: starting a thread takes 14-36 ms under TSan (more on a loaded
+// machine), which inside App::kLead made the first departures late and
+// every flow's fitted rate 7-11 % fast.
 class PacerThreadRunner final : public ModeRunner {
  public:
-  PacerThreadRunner(const PacerConfig& cfg, Egress& e, PacketDone done) : pacer_(cfg, e, std::move(done)) {}
-  void run(const std::vector<Packet*>& pkts) override {
+  PacerThreadRunner(const PacerConfig& cfg, Egress& e, PacketDone done) : pacer_(cfg, e, std::move(done)) {
     pacer_.start();
+  }
+  void run(const std::vector<Packet*>& pkts) override {
     for (Packet* p : pkts)
       while (!pacer_.submit(*p)) std::this_thread::yield();
     pacer_.stop(kGenerous);

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -117,11 +119,21 @@ class Receiver {
     std::lock_guard<std::mutex> g(mu_);
     return got_.size();
   }
-  // Waits until `n` datagrams arrived (or a generous bound), then 50 ms more
-  // for any extra one, and returns them.
+  // Datagrams the kernel dropped at this socket (its receive buffer was full:
+  // the receiver thread waited for a CPU while they came). Without
+  // CAP_NET_ADMIN the buffer is net.core.rmem_max at most (212992 by
+  // default), which a loaded machine overflows with the GSO tests' trains.
+  std::size_t dropped() const {
+    std::uint32_t mem[SK_MEMINFO_VARS] = {};
+    socklen_t len = sizeof(mem);
+    if (::getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0) return 0;
+    return mem[SK_MEMINFO_DROPS];
+  }
+  // Waits until `n` datagrams arrived or were dropped (or a generous bound),
+  // then 50 ms more for any extra one, and returns those that arrived.
   std::vector<Arrival> wait_for(std::size_t n) {
     const Time until = mono_now() + kGenerous;
-    while (count() < n && mono_now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    while (count() + dropped() < n && mono_now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::lock_guard<std::mutex> g(mu_);
     return got_;
@@ -404,7 +416,9 @@ struct App {
   }
 };
 
-// Every datagram of every flow to `r` arrived once, intact, and nothing else.
+// Every datagram of every flow to `r` arrived once, intact, and nothing else,
+// except those the receiving socket counted as dropped (Receiver::dropped:
+// the machine's doing, not the sender's; none when the receiver kept up).
 void expect_all_intact(const App& app, const Receiver& r, const std::vector<Arrival>& got) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> seen;
   std::size_t broken = 0;
@@ -427,9 +441,11 @@ void expect_all_intact(const App& app, const Receiver& r, const std::vector<Arri
       }
     }
   }
-  EXPECT_EQ(missing, 0U);
+  const std::size_t dropped = r.dropped();
+  if (dropped) std::printf("[ dropped  ] %zu datagrams by the receiving socket (its buffer was full)\n", dropped);
+  EXPECT_EQ(missing, dropped) << "missing datagrams are exactly those the receiving socket dropped";
   EXPECT_EQ(dup, 0U);
-  EXPECT_EQ(got.size(), app.wire_datagrams(r));
+  EXPECT_EQ(got.size() + dropped, app.wire_datagrams(r));
 }
 
 void expect_everything_back(const App& app, const ModeRunner& run) {
@@ -604,11 +620,12 @@ TEST_P(SendPath, ApplicationGsoTrainsArriveAsTheirSegments) {
   const auto got6 = r6.wait_for(app.wire_datagrams(r6));
   expect_all_intact(app, r4, got4);
   expect_all_intact(app, r6, got6);
-  EXPECT_EQ(got4.size(), 400U);
-  EXPECT_EQ(got6.size(), 400U);
+  EXPECT_EQ(got4.size() + r4.dropped(), 400U);
+  EXPECT_EQ(got6.size() + r6.dropped(), 400U);
   std::size_t short4 = 0;
   for (const Arrival& a : got4) short4 += a.len == 500;
-  EXPECT_EQ(short4, 40U) << "each IPv4 train ends with its 500-byte segment";
+  EXPECT_LE(short4, 40U);
+  EXPECT_GE(short4 + r4.dropped(), 40U) << "each IPv4 train ends with its 500-byte segment";
   EXPECT_EQ(run->egress().gso_messages, 80U);
   EXPECT_EQ(run->egress().gso_segments, 800U);
   // Charged as the bytes on the wire: payload + headers per segment.

@@ -62,11 +62,15 @@ void Pacer::start() {
 }
 
 bool Pacer::submit(Packet& p, bool notify_pacer) {
+  // Counted before the push: the pacer thread may take the packet before this
+  // call returns, and no snapshot may show more packets taken than submitted
+  // (the push publishes the count with the packet). Taken back if refused.
+  submitted_.fetch_add(1, std::memory_order_relaxed);
   if (!ring_.try_push(reinterpret_cast<Slot>(&p))) {
+    submitted_.fetch_sub(1, std::memory_order_relaxed);
     ring_full_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  submitted_.fetch_add(1, std::memory_order_relaxed);
   if (notify_pacer) notify(p.tstamp);  // no timestamp (0): due now
   return true;
 }

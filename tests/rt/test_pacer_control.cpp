@@ -15,6 +15,7 @@
 #include "ufq/rt/sink_egress.hpp"
 
 #include "packet_outcome.hpp"
+#include "run_queue_wait.hpp"
 
 using namespace ufq;
 using namespace ufq::rt;
@@ -36,10 +37,18 @@ bool wait_for(const std::function<bool()>& cond, Time limit = 20 * kNsecPerSec) 
 struct Seen {
   std::atomic<std::uint64_t> sent{0};
   std::array<std::atomic<Time>, 16> when{};
+  // The thread the callback runs on (the pacer's), and how long it had
+  // waited on a run queue when it handed each packet back.
+  std::atomic<pid_t> tid{0};
+  std::array<std::atomic<Time>, 16> waited{};
   PacketDone callback() {
     return [this](Packet& p, PacketFate f, Time t) {
+      tid.store(this_thread_tid(), std::memory_order_relaxed);
       if (f == PacketFate::sent) {
-        if (p.cookie < when.size()) when[p.cookie].store(t, std::memory_order_relaxed);
+        if (p.cookie < when.size()) {
+          when[p.cookie].store(t, std::memory_order_relaxed);
+          waited[p.cookie].store(run_queue_wait_ns(this_thread_tid()), std::memory_order_relaxed);
+        }
         sent.fetch_add(1, std::memory_order_release);
       }
     };
@@ -53,19 +62,27 @@ class PacerWakeup : public ::testing::TestWithParam<TimerKind> {};
 // The pacer sleeps toward a flow due in 100 ms; a packet due now, submitted
 // then, must not wait for it. Five trials per strategy: each one must show
 // that the producer found the pacer's sleep plan and rang (so the pacer was
-// going to sleep past the packet); every packet must leave within 20 ms of
-// its submission (a sleep that cannot be interrupted takes ~80 ms) and the
-// median within 1 ms. `busy` has no wake-up to make: the spinning thread
-// sees the packet at its next turn on a CPU, but on a shared machine it is
-// descheduled for whole scheduler slices (4-9 ms seen here under load), so
-// for it only the best trial must be within 1 ms (busy never slept through
-// a doorbell: the other strategies are the ones this test guards).
+// going to sleep past the packet) and that the doorbell woke the pacer;
+// every packet must leave within 20 ms of its submission (a sleep that
+// cannot be interrupted takes ~80 ms) and the median within 1 ms. A loaded
+// machine leaves a woken thread waiting for a CPU for tens of ms (28 ms seen
+// at load 5): that time is the machine's, not the code's, so the bounds
+// hold the latency less the time the pacer (and the test thread, across its
+// submit) spent on a run queue meanwhile (schedstat run_delay,
+// tests/rt/run_queue_wait.hpp). A thread asleep in a sleep that ignores the
+// doorbell is not on a run queue: nothing is taken off its ~80 ms. A trial
+// in which the producer did not ring and the pacer waited 10 ms or more for
+// a CPU (it had no chance to take the far packet and sleep) shows nothing
+// and is run again. `busy` spins, so it is on a run queue whenever it is
+// not running: only its best trial is held to 1 ms.
 TEST_P(PacerWakeup, DueNowPacketLeavesWithinOneMillisecondOfAFar100msSleep) {
   constexpr int kTrials = 5;
-  FlowOwner far{.id = 1};
-  std::vector<FlowOwner> now_owners(kTrials);
-  for (int i = 0; i < kTrials; ++i) now_owners[static_cast<std::size_t>(i)].id = 10 + static_cast<std::uint64_t>(i);
-  std::vector<Packet> far_pkts(kTrials), now_pkts(kTrials);
+  constexpr int kAttempts = 4 * kTrials;
+  constexpr std::size_t kHello = 14, kFar = 15;  // cookies (Seen::when); a trial's is 0
+  FlowOwner far{.id = 1}, hello_owner{.id = 2};
+  std::vector<FlowOwner> now_owners(kAttempts);
+  for (int i = 0; i < kAttempts; ++i) now_owners[static_cast<std::size_t>(i)].id = 10 + static_cast<std::uint64_t>(i);
+  std::vector<Packet> far_pkts(kAttempts), now_pkts(kAttempts);
   Seen seen;
   SinkEgress sink;
   PacerConfig cfg;
@@ -73,35 +90,62 @@ TEST_P(PacerWakeup, DueNowPacketLeavesWithinOneMillisecondOfAFar100msSleep) {
   cfg.sleeper.tick_ns = kNsecPerMsec;  // the usual QUIC tick
   Pacer pacer(cfg, sink, seen.callback());
   pacer.start();
+  // A first packet names the pacer thread (the callback runs on it).
+  Packet hello{.len = 1000, .owner = &hello_owner, .cookie = kHello};
+  ASSERT_TRUE(pacer.submit(hello));
+  ASSERT_TRUE(wait_for([&] { return seen.sent.load(std::memory_order_acquire) == 1; }));
+  const pid_t pacer_tid = seen.tid.load(std::memory_order_relaxed), test_tid = this_thread_tid();
   std::vector<Time> latency;
-  for (int i = 0; i < kTrials; ++i) {
-    const auto u = static_cast<std::size_t>(i);
-    far_pkts[u] = Packet{.len = 1000, .tstamp = mono_now() + 100 * kNsecPerMsec, .owner = &far,
-                         .cookie = 15};
+  std::string all;
+  int attempt = 0;
+  for (; attempt < kAttempts && latency.size() < kTrials; ++attempt) {
+    const auto u = static_cast<std::size_t>(attempt);
+    const Time pacer_waited = run_queue_wait_ns(pacer_tid);
+    far_pkts[u] = Packet{.len = 1000, .tstamp = mono_now() + 100 * kNsecPerMsec, .owner = &far, .cookie = kFar};
     ASSERT_TRUE(pacer.submit(far_pkts[u]));
     // Let the pacer take it and go to sleep toward it.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const std::uint64_t rings = pacer.counters().rings;
+    const PacerCounters c0 = pacer.counters();
     const std::uint64_t before = seen.sent.load(std::memory_order_acquire);
-    now_pkts[u] = Packet{.len = 1000, .owner = &now_owners[u], .cookie = u};
+    now_pkts[u] = Packet{.len = 1000, .owner = &now_owners[u], .cookie = 0};
+    // The pacer's wait from now until it hands the packet back; the test
+    // thread's across its submit.
+    const Time waited = run_queue_wait_ns(pacer_tid), test_waited = run_queue_wait_ns(test_tid);
     const Time submitted = mono_now();
     ASSERT_TRUE(pacer.submit(now_pkts[u]));
+    const Time test_stalled = run_queue_wait_ns(test_tid) - test_waited;
     ASSERT_TRUE(wait_for([&] { return seen.sent.load(std::memory_order_acquire) > before; }));
-    latency.push_back(seen.when[u].load(std::memory_order_relaxed) - submitted);
-    EXPECT_EQ(pacer.counters().rings, rings + 1)
-        << "the pacer had published a sleep past the packet: the producer rang";
+    const Time took = seen.when[0].load(std::memory_order_relaxed) - submitted;
+    const Time stalled = seen.waited[0].load(std::memory_order_relaxed) - waited + test_stalled;
+    const PacerCounters c1 = pacer.counters();
+    const bool rang = c1.rings == c0.rings + 1;
     // Let the far packet go before the next trial.
     ASSERT_TRUE(wait_for([&] { return seen.sent.load(std::memory_order_acquire) >= before + 2; }));
+    all += std::to_string(took / 1000) + " us";
+    if (stalled >= kNsecPerMsec) all += " less " + std::to_string(stalled / 1000) + " us waiting for a CPU";
+    if (!rang && run_queue_wait_ns(pacer_tid) - pacer_waited >= 10 * kNsecPerMsec) {
+      all += " [pacer descheduled before it slept: again], ";
+      continue;
+    }
+    all += ", ";
+    EXPECT_TRUE(rang) << "trial " << latency.size() << ": the pacer had published a sleep past the packet: the producer rang";
+    EXPECT_GE(c1.doorbell_wakeups, c0.doorbell_wakeups + 1) << "trial " << latency.size() << ": the doorbell woke the pacer";
+    // A wait under way when the packet was submitted counts whole (schedstat
+    // adds it when it ends): a correction above the latency is 0.
+    latency.push_back(took > stalled ? took - stalled : 0);
   }
   pacer.stop();
+  std::printf("[ latency  ] %s: %s\n", to_string(GetParam()), all.c_str());
+  ASSERT_EQ(latency.size(), static_cast<std::size_t>(kTrials))
+      << "the pacer thread waited for a CPU in " << attempt << " attempts: " << all;
   std::vector<Time> sorted = latency;
   std::sort(sorted.begin(), sorted.end());
-  std::string all;
-  for (Time l : latency) all += std::to_string(l / 1000) + " us ";
-  std::printf("[ latency  ] %s: %s\n", to_string(GetParam()), all.c_str());
-  const Time typical = GetParam() == TimerKind::busy ? sorted.front() : sorted[kTrials / 2];
-  EXPECT_LT(typical, kNsecPerMsec) << to_string(GetParam()) << ": " << all;
-  if (GetParam() != TimerKind::busy) {
+  // busy is always on a run queue: a wait under way at the submission
+  // (counted whole) can hide the time it spun past the packet, so only its
+  // best trial is held (the doorbell wake-ups above are its real test).
+  const bool busy = GetParam() == TimerKind::busy;
+  EXPECT_LT(busy ? sorted.front() : sorted[kTrials / 2], kNsecPerMsec) << to_string(GetParam()) << ": " << all;
+  if (!busy) {
     EXPECT_LT(sorted.back(), 20 * kNsecPerMsec) << to_string(GetParam()) << ": " << all;
   }
   EXPECT_GE(pacer.result().counters.doorbell_wakeups, static_cast<std::uint64_t>(kTrials));

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -117,11 +119,21 @@ class Receiver {
     std::lock_guard<std::mutex> g(mu_);
     return got_.size();
   }
-  // Waits until `n` datagrams arrived (or a generous bound), then 50 ms more
-  // for any extra one, and returns them.
+  // Datagrams the kernel dropped at this socket (its receive buffer was full:
+  // the receiver thread waited for a CPU while they came). Without
+  // CAP_NET_ADMIN the buffer is net.core.rmem_max at most (212992 by
+  // default), which a loaded machine overflows with the GSO tests' trains.
+  std::size_t dropped() const {
+    std::uint32_t mem[SK_MEMINFO_VARS] = {};
+    socklen_t len = sizeof(mem);
+    if (::getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0) return 0;
+    return mem[SK_MEMINFO_DROPS];
+  }
+  // Waits until `n` datagrams arrived or were dropped (or a generous bound),
+  // then 50 ms more for any extra one, and returns those that arrived.
   std::vector<Arrival> wait_for(std::size_t n) {
     const Time until = mono_now() + kGenerous;
-    while (count() < n && mono_now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    while (count() + dropped() < n && mono_now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::lock_guard<std::mutex> g(mu_);
     return got_;
@@ -205,11 +217,16 @@ class ModeRunner {
   virtual const EgressStats& egress() const = 0;
 };
 
+// The pacer thread is started with the runner, before the departures are
+// stamped: starting a thread takes 14-36 ms under TSan (more on a loaded
+// machine), which inside App::kLead made the first departures late and
+// every flow's fitted rate 7-11 % fast.
 class PacerThreadRunner final : public ModeRunner {
  public:
-  PacerThreadRunner(const PacerConfig& cfg, Egress& e, PacketDone done) : pacer_(cfg, e, std::move(done)) {}
-  void run(const std::vector<Packet*>& pkts) override {
+  PacerThreadRunner(const PacerConfig& cfg, Egress& e, PacketDone done) : pacer_(cfg, e, std::move(done)) {
     pacer_.start();
+  }
+  void run(const std::vector<Packet*>& pkts) override {
     for (Packet* p : pkts)
       while (!pacer_.submit(*p)) std::this_thread::yield();
     pacer_.stop(kGenerous);
@@ -298,6 +315,9 @@ struct FlowSpec {
   int fd = -1;                 // the application's socket (-1: the egress's)
   Address source{};
   Time late = 0;               // stamp departures this far in the past (for CE)
+  // The owner's SO_MAX_PACING_RATE: it does not pace EDT-stamped datagrams,
+  // but fq's fast path refuses a non-TCP owner that has one.
+  Rate max_pacing_rate = kUnlimitedRate;
 };
 
 struct App {
@@ -327,6 +347,7 @@ struct App {
     for (std::size_t f = 0; f < flows.size(); ++f) {
       const FlowSpec& s = flows[f];
       owners[f].id = f + 1;
+      owners[f].max_pacing_rate = s.max_pacing_rate;
       for (std::uint32_t k = 0; k < s.packets; ++k, ++i) {
         Datagram& d = dgrams[i];
         d.packet.cookie = i;
@@ -395,7 +416,9 @@ struct App {
   }
 };
 
-// Every datagram of every flow to `r` arrived once, intact, and nothing else.
+// Every datagram of every flow to `r` arrived once, intact, and nothing else,
+// except those the receiving socket counted as dropped (Receiver::dropped:
+// the machine's doing, not the sender's; none when the receiver kept up).
 void expect_all_intact(const App& app, const Receiver& r, const std::vector<Arrival>& got) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> seen;
   std::size_t broken = 0;
@@ -418,9 +441,11 @@ void expect_all_intact(const App& app, const Receiver& r, const std::vector<Arri
       }
     }
   }
-  EXPECT_EQ(missing, 0U);
+  const std::size_t dropped = r.dropped();
+  if (dropped) std::printf("[ dropped  ] %zu datagrams by the receiving socket (its buffer was full)\n", dropped);
+  EXPECT_EQ(missing, dropped) << "missing datagrams are exactly those the receiving socket dropped";
   EXPECT_EQ(dup, 0U);
-  EXPECT_EQ(got.size(), app.wire_datagrams(r));
+  EXPECT_EQ(got.size() + dropped, app.wire_datagrams(r));
 }
 
 void expect_everything_back(const App& app, const ModeRunner& run) {
@@ -524,15 +549,24 @@ TEST_P(SendPath, Ipv4DestinationOnADualStackIpv6SocketIsSent) {
 // marks the ECT datagrams CE and the receivers see CE (IP_RECVTOS /
 // IPV6_RECVTCLASS), datagram by datagram exactly where fq marked; not-ECT
 // datagrams are never marked; ECT datagrams on time keep their ECT(0).
+// The late ECT owners have a maximum pacing rate, which keeps them off fq's
+// fast path (never marked: docs/features.md): how many late datagrams the
+// fast path takes depends on how the producer and the pacer thread
+// interleave (8 per pass when the pacer finds the scheduler empty; 16 seen
+// under TSan on a loaded machine), so without it the number of CE would be
+// the machine's. With it every one of the 50 is marked.
 TEST_P(SendPath, CeMarksReachTheReceiver) {
   Receiver r4(AF_INET), r6(AF_INET6);
   ASSERT_TRUE(r4.ok());
   if (!r6.ok()) GTEST_SKIP() << "no IPv6 loopback";
   const Time late = 100 * kNsecPerMsec;  // the application's start is App::kLead (50 ms) ahead
+  const Rate off_fast_path = 1'000'000'000;  // 1 GB/s: never paces these (EDT), only refuses the fast path
   App app({
-      {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0, .late = late},
+      {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0, .late = late,
+       .max_pacing_rate = off_fast_path},
       {.to = &r4, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::not_ect, .late = late},
-      {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect1, .late = late},
+      {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect1, .late = late,
+       .max_pacing_rate = off_fast_path},
       {.to = &r6, .rate_pps = 10000, .packets = 50, .size = 500, .ecn = Ecn::ect0},
   });
   PacerConfig cfg = roomy();
@@ -546,8 +580,7 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
   expect_all_intact(app, r4, got4);
   expect_all_intact(app, r6, got6);
   // What the wire carried, datagram by datagram, is what fq decided: CE
-  // exactly where it marked the packet (a few late ones may leave by the
-  // fast path, which fq never marks: docs/features.md).
+  // exactly where it marked the packet.
   std::map<std::uint32_t, std::map<int, int>> ecn_by_flow;
   std::size_t mismatched = 0;
   for (const auto* got : {&got4, &got6})
@@ -557,11 +590,9 @@ TEST_P(SendPath, CeMarksReachTheReceiver) {
       if (a.ecn != static_cast<int>(d.wire_ecn()) || a.ecn != static_cast<int>(d.sent_ecn)) ++mismatched;
     }
   EXPECT_EQ(mismatched, 0U) << "the codepoint on the wire is the datagram's, CE where fq marked it";
-  EXPECT_GT(ecn_by_flow[0][3], 25) << "late ECT(0) over IPv4: CE";
-  EXPECT_EQ(ecn_by_flow[0][3] + ecn_by_flow[0][2], 50);
+  EXPECT_EQ(ecn_by_flow[0][3], 50) << "late ECT(0) over IPv4: CE";
   EXPECT_EQ(ecn_by_flow[1][0], 50) << "late not-ECT: never marked";
-  EXPECT_GT(ecn_by_flow[2][3], 25) << "late ECT(1) over IPv6: CE";
-  EXPECT_EQ(ecn_by_flow[2][3] + ecn_by_flow[2][1], 50);
+  EXPECT_EQ(ecn_by_flow[2][3], 50) << "late ECT(1) over IPv6: CE";
   // On time: ECT(0), unless a stall of the loaded machine made one late
   // enough for fq to mark it (then `mismatched` above holds it to CE).
   EXPECT_EQ(ecn_by_flow[3][2] + ecn_by_flow[3][3], 50) << "on time ECT(0): ECT(0) or fq's CE";
@@ -589,11 +620,12 @@ TEST_P(SendPath, ApplicationGsoTrainsArriveAsTheirSegments) {
   const auto got6 = r6.wait_for(app.wire_datagrams(r6));
   expect_all_intact(app, r4, got4);
   expect_all_intact(app, r6, got6);
-  EXPECT_EQ(got4.size(), 400U);
-  EXPECT_EQ(got6.size(), 400U);
+  EXPECT_EQ(got4.size() + r4.dropped(), 400U);
+  EXPECT_EQ(got6.size() + r6.dropped(), 400U);
   std::size_t short4 = 0;
   for (const Arrival& a : got4) short4 += a.len == 500;
-  EXPECT_EQ(short4, 40U) << "each IPv4 train ends with its 500-byte segment";
+  EXPECT_LE(short4, 40U);
+  EXPECT_GE(short4 + r4.dropped(), 40U) << "each IPv4 train ends with its 500-byte segment";
   EXPECT_EQ(run->egress().gso_messages, 80U);
   EXPECT_EQ(run->egress().gso_segments, 800U);
   // Charged as the bytes on the wire: payload + headers per segment.

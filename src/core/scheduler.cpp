@@ -9,7 +9,9 @@
 //  * the throttled set is ordered by (time_next_packet, throttle order), the
 //    reference's order, as a FIFO lane for due times that arrive in order (the
 //    common case: every flow throttled by the same gap, EDT clocks) plus a
-//    4-ary heap for the rest; removal is lazy (a ticket per throttle);
+//    radix wheel for the rest (4 us buckets in a base-256 radix heap of chunk
+//    lists, the current bucket an exact 4-ary heap: throttled_set.hpp);
+//    removal is lazy (a ticket per throttle);
 //  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per
 //    flow) and, rarely, an out-of-order tree kept off the flow, from a pool
 //    (out_of_order_trees.hpp).
@@ -649,6 +651,12 @@ class FqScheduler::Impl {
         release_from_lane<true>(until);
       return;
     }
+    release_any(until, prefetch);
+  }
+
+  // check_throttled() with the wheel in use (or prefetching): out of line, so
+  // that the wheel's code costs the lane-only release no registers.
+  [[gnu::noinline]] void release_any(Time until, bool prefetch) {
     for (;;) {
       const auto [e, from_lane] = delayed_.top();
       if (!e) break;
@@ -1134,17 +1142,21 @@ class FqScheduler::Impl {
     prefetch_next_release();
   }
 
-  // The flows the next wake-up's release takes from the lane first: their
-  // records, fetched now, arrive while the caller enqueues its next burst
-  // instead of while the release waits for them (about half the flows due in
-  // a wake-up come from the lane in shuffled order, the rest from the heap,
-  // which cannot be read ahead).
+  // The flows the next wake-up's release takes first, from the lane and from
+  // the wheel's next buckets: their records, fetched now, arrive while the
+  // caller enqueues its next burst instead of while the release waits for
+  // them (about half the flows due in a wake-up come from each in shuffled order).
+  static constexpr std::size_t kWheelAhead = 16;
   void prefetch_next_release() const {
     for (std::size_t k = 0; k < kReleaseGroup; ++k) {
       const Entry* e = delayed_.lane_ahead(k);
-      if (!e) return;
+      if (!e) break;
       prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
     }
+    if (!delayed_.wheel_empty())
+      delayed_.visit_wheel_soon(kWheelAhead, [this](const Entry& e) {
+        prefetch_span(&flows_[e.idx], &flows_[e.idx].has_ooo);
+      });
   }
 
   // ---------------------------------------------------------------- control

@@ -1142,21 +1142,19 @@ class FqScheduler::Impl {
     prefetch_next_release();
   }
 
-  // The flows the next wake-up's release takes first, from the lane and from
-  // the wheel's next buckets: their records, fetched now, arrive while the
-  // caller enqueues its next burst instead of while the release waits for
-  // them (about half the flows due in a wake-up come from each in shuffled order).
-  static constexpr std::size_t kWheelAhead = 16;
+  // The flows the next wake-up's release takes from the lane first: their
+  // records, fetched now, arrive while the caller enqueues its next burst
+  // instead of while the release waits for them (about half the flows due in
+  // a wake-up come from the lane in shuffled order, the rest from the wheel).
+  // NOTE: GCC 12 deletes this loop (a loop whose only effects are prefetches:
+  // the binary has no prefetch here); docs/results.md, "A radix wheel", has
+  // what keeping it (an empty asm statement in the loop) costs and gains.
   void prefetch_next_release() const {
     for (std::size_t k = 0; k < kReleaseGroup; ++k) {
       const Entry* e = delayed_.lane_ahead(k);
-      if (!e) break;
+      if (!e) return;
       prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
     }
-    if (!delayed_.wheel_empty())
-      delayed_.visit_wheel_soon(kWheelAhead, [this](const Entry& e) {
-        prefetch_span(&flows_[e.idx], &flows_[e.idx].has_ooo);
-      });
   }
 
   // ---------------------------------------------------------------- control

@@ -199,24 +199,6 @@ class RadixWheel {
         for (std::uint32_t i = 0; i < pool_[c].n; ++i) fn(pool_[c].e[i]);
   }
   std::size_t bytes() const { return near_.bytes() + allocated_bytes(pool_) + slots_.capacity() * sizeof(Slot); }
-  // Up to `max` of the entries due soonest, roughly in order (the current
-  // bucket's in heap order, then the next buckets' at level 0): what the
-  // scheduler prefetches the flow records of before they are due.
-  template <class Fn>
-  void visit_soon(std::size_t max, const Fn& fn) const {
-    std::size_t n = 0;
-    for (const Entry& e : near_) {
-      if (n++ == max) return;
-      fn(e);
-    }
-    if (!(levels_ & 1)) return;
-    for (unsigned d = next_slot(0, digit(cur_, 0) + 1); d < kSlots; d = next_slot(0, d + 1))
-      for (std::uint32_t c = slots_[d].head; c != kNoChunk; c = pool_[c].next)
-        for (std::uint32_t i = 0; i < pool_[c].n; ++i) {
-          if (n++ == max) return;
-          fn(pool_[c].e[i]);
-        }
-  }
 
  private:
   static constexpr std::uint32_t kNoChunk = 0xFFFFFFFFU;
@@ -292,14 +274,6 @@ class RadixWheel {
     if (bits_[lvl][0] == 0 && bits_[lvl][1] == 0 && bits_[lvl][2] == 0 && bits_[lvl][3] == 0)
       levels_ &= ~(1U << lvl);
     return head;
-  }
-  // The first non-empty slot of level `lvl` from digit `from` on, kSlots if none.
-  unsigned next_slot(unsigned lvl, unsigned from) const {
-    for (unsigned w = from / 64; w < kSlots / 64; ++w) {
-      const std::uint64_t bits = w == from / 64 ? bits_[lvl][w] & (~std::uint64_t{0} << (from % 64)) : bits_[lvl][w];
-      if (bits) return w * 64 + static_cast<unsigned>(std::countr_zero(bits));
-    }
-    return kSlots;
   }
   unsigned first_slot(unsigned lvl) const {
     unsigned w = 0;
@@ -444,11 +418,6 @@ class ThrottledSet {
     for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
     lane_head_ = head;
     lane_size_ = size;
-  }
-  // Up to `max` of the wheel's entries due soonest (RadixWheel::visit_soon).
-  template <class Fn>
-  void visit_wheel_soon(std::size_t max, const Fn& fn) const {
-    wheel_.visit_soon(max, fn);
   }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {

@@ -1,6 +1,6 @@
 // The fast scheduler's throttled set (src/core/scheduler.cpp): throttled flows
 // ordered by (due time, throttle order), the reference's order
-// (docs/architecture.md#the-throttled-set). Three parts:
+// (docs/architecture.md#the-public-scheduler). Three parts:
 //  * a FIFO lane for entries not due earlier than the lane's last (the common
 //    case: every flow throttled by the same gap, EDT clocks): O(1) both ways;
 //  * for the others, a RadixWheel: a radix heap over 4 us buckets of due time

@@ -9,7 +9,9 @@
 //  * the throttled set is ordered by (time_next_packet, throttle order), the
 //    reference's order, as a FIFO lane for due times that arrive in order (the
 //    common case: every flow throttled by the same gap, EDT clocks) plus a
-//    4-ary heap for the rest; removal is lazy (a ticket per throttle);
+//    radix wheel for the rest (4 us buckets in a base-256 radix heap of chunk
+//    lists, the current bucket an exact 4-ary heap: throttled_set.hpp);
+//    removal is lazy (a ticket per throttle);
 //  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per
 //    flow) and, rarely, an out-of-order tree kept off the flow, from a pool
 //    (out_of_order_trees.hpp).
@@ -28,6 +30,7 @@
 #include "huge_pages.hpp"
 #include "out_of_order_trees.hpp"
 #include "packet_bits.hpp"
+#include "throttled_set.hpp"
 
 
 // The hot path (a paced packet's enqueue and dequeues) is compiled into one
@@ -88,202 +91,10 @@ struct Band {
 };
 
 // ------------------------------------------------------------ throttled set
-struct Entry {
-  Time t;
-  std::uint64_t seq;  // global throttle order: ties on t leave in throttle order
-  std::uint32_t idx;
-};
-inline bool before(const Entry& a, const Entry& b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); }
-
-// The 4-ary heap's array: entries shifted by kPad slots, so that from a
-// cache-line aligned start (a huge-page array's, from 2 MiB: the heaps whose
-// lower levels miss) the 4 children of node i (4i+1..4i+4, 96 bytes) start at
-// byte 96(i+1), a multiple of 32: they span 2 cache lines, never 3, and the 16
-// grandchildren a pop prefetches exactly 6.
-class HeapArray {
- public:
-  static constexpr std::size_t kPad = 3;
-  static_assert(sizeof(Entry) == 24);
-  HeapArray() : v_(kPad) {}
-  Entry& operator[](std::size_t i) { return v_[i + kPad]; }
-  const Entry& operator[](std::size_t i) const { return v_[i + kPad]; }
-  std::size_t size() const { return v_.size() - kPad; }
-  bool empty() const { return v_.size() == kPad; }
-  void push_back(const Entry& e) { v_.push_back(e); }
-  void pop_back() { v_.pop_back(); }
-  const Entry& back() const { return v_.back(); }
-  void clear() { v_.resize(kPad); }
-  const Entry* begin() const { return v_.data() + kPad; }
-  const Entry* end() const { return v_.data() + v_.size(); }
-  template <class Pred>
-  void erase_if(const Pred& pred) {
-    v_.erase(std::remove_if(v_.begin() + kPad, v_.end(), pred), v_.end());
-  }
-  std::size_t bytes() const { return detail::allocated_bytes(v_); }
-
- private:
-  detail::HugeVector<Entry> v_;
-};
-
-// Entries in (t, seq) order: a FIFO lane takes every entry not earlier than its
-// last one (O(1)); the others go to a 4-ary heap. Stale entries (the flow left
-// the set early, on socket reuse) are skipped when they surface.
-class ThrottledSet {
- public:
-  ThrottledSet() : lane_(64), lane_mask_(63) {}
-  // `seq` must be newer than every entry's (the throttle order only grows), so
-  // the entry belongs behind the lane's last unless it is due earlier.
-  void push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == 0 || t >= lane_back_t_) [[likely]]
-      lane_push(t, seq, idx);
-    else
-      heap_push(Entry{t, seq, idx});
-  }
-  bool empty() const { return lane_size_ == 0 && heap_.empty(); }
-  // The smaller of the two fronts (nullptr when empty) and whether it is the
-  // lane's. Returned by value so the flag stays in a register.
-  struct Front {
-    const Entry* entry;
-    bool from_lane;
-  };
-  // Inline even with a heap: a few out-of-order throttles (flows that waited a
-  // DRR round for credit) can keep one there for long.
-  Front top() const {
-    const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
-    if (heap_.empty() || (l && before(*l, heap_[0]))) [[likely]]
-      return {l, true};
-    return {&heap_[0], false};
-  }
-  void pop(bool from_lane) {
-    if (from_lane) [[likely]] {
-      lane_head_ = (lane_head_ + 1) & lane_mask_;
-      --lane_size_;
-    } else {
-      heap_pop();
-    }
-  }
-  // While the heap is empty (every throttle came in due-time order, the
-  // common case) the lane's front is the set's: drain_lane() pops from the
-  // front while visit(entry) returns true (the entry stays when it returns
-  // false), without the heap's tests, the ring's position kept in registers.
-  // visit() must not touch the set.
-  bool heap_empty() const { return heap_.empty(); }
-  template <class Visit>
-  [[gnu::always_inline]] void drain_lane(Visit&& visit) {
-    std::size_t head = lane_head_, size = lane_size_;
-    const Entry* lane = lane_.data();
-    const std::size_t mask = lane_mask_;
-    for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
-    lane_head_ = head;
-    lane_size_ = size;
-  }
-  // The lane entry `k` places behind the front, if there is one.
-  const Entry* lane_ahead(std::size_t k) const {
-    return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
-  }
-  void clear() {
-    lane_head_ = lane_size_ = 0;
-    heap_.clear();
-  }
-  std::size_t size() const { return lane_size_ + heap_.size(); }
-  // Drop stale entries when they outnumber the live ones. In place (the live
-  // lane entries slide towards the head, keeping their order): no allocation.
-  template <class Live>
-  void compact(const Live& live) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < lane_size_; ++i) {
-      const Entry& e = lane_[(lane_head_ + i) & lane_mask_];
-      if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
-    }
-    lane_size_ = kept;
-    if (kept) lane_back_t_ = lane_back().t;
-    heap_.erase_if([&](const Entry& e) { return !live(e); });
-    for (std::size_t i = heap_.size(); i-- > 0;) sift_down(i);
-  }
-  std::size_t bytes() const { return detail::allocated_bytes(lane_) + heap_.bytes(); }
-  // Every entry, stale ones included, in no particular order.
-  template <class Fn>
-  void for_each(const Fn& fn) const {
-    for (std::size_t i = 0; i < lane_size_; ++i) fn(lane_[(lane_head_ + i) & lane_mask_]);
-    for (const Entry& e : heap_) fn(e);
-  }
-
- private:
-  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
-  // Field by field: an Entry built first went through the stack.
-  void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
-    Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
-    e.t = t;
-    e.seq = seq;
-    e.idx = idx;
-    ++lane_size_;
-    lane_back_t_ = t;
-  }
-  UFQ_COLD void grow_lane() {
-    detail::HugeVector<Entry> grown(lane_.size() * 2);
-    for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
-    lane_ = std::move(grown);
-    lane_mask_ = lane_.size() - 1;
-    lane_head_ = 0;
-  }
-  UFQ_COLD void heap_push(const Entry& e) {
-    heap_.push_back(e);
-    sift_up(heap_.size() - 1);
-  }
-  UFQ_COLD void heap_pop() {
-    heap_[0] = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(0);
-  }
-  void sift_up(std::size_t i) {
-    const Entry e = heap_[i];
-    while (i > 0) {
-      const std::size_t p = (i - 1) / 4;
-      if (!before(e, heap_[p])) break;
-      heap_[i] = heap_[p];
-      i = p;
-    }
-    heap_[i] = e;
-  }
-  // Below this many entries the heap stays in the L2 cache: no prefetching.
-  static constexpr std::size_t kHeapPrefetchEntries = 4096;
-  void sift_down(std::size_t i) {
-    const Entry e = heap_[i];
-    const std::size_t n = heap_.size();
-    const bool prefetch = n > kHeapPrefetchEntries;
-    for (;;) {
-      const std::size_t c = 4 * i + 1;
-      if (c >= n) break;
-      // A pop walks ~log4(n) levels, each a dependent cache miss in a big
-      // heap: fetch all 16 grandchildren (6-7 lines) while the children are
-      // compared, so two levels' misses overlap. The top levels (the first
-      // 341 entries, 8 KiB) stay cached.
-      if (prefetch && i >= 21) prefetch_entries(16 * i + 5, std::min(16 * i + 21, n));
-      std::size_t best = c;
-      const std::size_t end = std::min(c + 4, n);
-      for (std::size_t j = c + 1; j < end; ++j)
-        if (before(heap_[j], heap_[best])) best = j;
-      if (!before(heap_[best], e)) break;
-      heap_[i] = heap_[best];
-      i = best;
-    }
-    heap_[i] = e;
-  }
-  void prefetch_entries(std::size_t first, std::size_t end) const {
-    if (first >= end) return;
-    const char* p = reinterpret_cast<const char*>(&heap_[first]);
-    const char* last = reinterpret_cast<const char*>(&heap_[end - 1]);
-    for (; p <= last; p += 64) __builtin_prefetch(p);
-    __builtin_prefetch(last + sizeof(Entry) - 1);
-  }
-
-  detail::HugeVector<Entry> lane_;  // ring buffer, power-of-two size
-  std::size_t lane_mask_;    // lane_.size() - 1, kept: size() divides by sizeof(Entry)
-  std::size_t lane_head_ = 0, lane_size_ = 0;
-  Time lane_back_t_ = 0;  // lane_back().t while the lane is not empty: push() compares with it
-  HeapArray heap_;
-};
+// (throttled_set.hpp)
+using Entry = detail::ThrottleEntry;
+using detail::before;
+using detail::ThrottledSet;
 
 // The adaptive slack's deadlines (docs/fq-rules.md#adaptive-slack): a binary
 // min-heap of (deadline, throttle ticket, flow); an entry goes stale when its
@@ -831,15 +642,21 @@ class FqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
-    // Releasing adds nothing to the heap. (prefetch_due_soon() reads the
+    // Releasing adds nothing to the wheel. (prefetch_due_soon() reads the
     // lane's position, which drain_lane() writes back only at its end.)
-    if (!prefetch && delayed_.heap_empty()) [[likely]] {
+    if (!prefetch && delayed_.wheel_empty()) [[likely]] {
       if (latest_)
         release_from_lane<false>(until);
       else
         release_from_lane<true>(until);
       return;
     }
+    release_any(until, prefetch);
+  }
+
+  // check_throttled() with the wheel in use (or prefetching): out of line, so
+  // that the wheel's code costs the lane-only release no registers.
+  [[gnu::noinline]] void release_any(Time until, bool prefetch) {
     for (;;) {
       const auto [e, from_lane] = delayed_.top();
       if (!e) break;
@@ -859,7 +676,7 @@ class FqScheduler::Impl {
     }
   }
 
-  // check_throttled()'s releases while the heap is empty. kBand0: 5.7, where
+  // check_throttled()'s releases while the wheel is empty. kBand0: 5.7, where
   // every flow is in band 0 (only the latest enqueue sets a flow's band).
   template <bool kBand0>
   UFQ_INLINE void release_from_lane(Time until) {
@@ -1328,8 +1145,10 @@ class FqScheduler::Impl {
   // The flows the next wake-up's release takes from the lane first: their
   // records, fetched now, arrive while the caller enqueues its next burst
   // instead of while the release waits for them (about half the flows due in
-  // a wake-up come from the lane in shuffled order, the rest from the heap,
-  // which cannot be read ahead).
+  // a wake-up come from the lane in shuffled order, the rest from the wheel).
+  // NOTE: GCC 12 deletes this loop (a loop whose only effects are prefetches:
+  // the binary has no prefetch here); docs/results.md, "A radix wheel", has
+  // what keeping it (an empty asm statement in the loop) costs and gains.
   void prefetch_next_release() const {
     for (std::size_t k = 0; k < kReleaseGroup; ++k) {
       const Entry* e = delayed_.lane_ahead(k);

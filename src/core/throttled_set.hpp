@@ -1,0 +1,483 @@
+// The fast scheduler's throttled set (src/core/scheduler.cpp): throttled flows
+// ordered by (due time, throttle order), the reference's order
+// (docs/architecture.md#the-public-scheduler). Three parts:
+//  * a FIFO lane for entries not due earlier than the lane's last (the common
+//    case: every flow throttled by the same gap, EDT clocks): O(1) both ways;
+//  * for the others, a RadixWheel: a radix heap over 4 us buckets of due time
+//    (unsorted chunk lists, 256 slots per level, 8 bits of the bucket number
+//    per level) whose current bucket is an exact 4-ary heap (QuadHeap). An
+//    entry moves down the levels in sequential passes (at most 7 moves), so a
+//    million out-of-order throttles cost sequential reads and writes instead
+//    of a big heap's random ones at its lower levels;
+//  * removal is lazy: a stale entry (its flow left the set early) is skipped
+//    by the scheduler when it surfaces, or dropped by compact().
+// Internal to the library; tests/core/test_throttled_set.cpp checks it against
+// a sorted model.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "huge_pages.hpp"
+#include "ufq/time.hpp"
+
+#define UFQ_TS_COLD [[gnu::cold, gnu::noinline]]
+
+namespace ufq::detail {
+
+struct ThrottleEntry {
+  Time t;
+  std::uint64_t seq;  // global throttle order: ties on t leave in throttle order
+  std::uint32_t idx;
+};
+static_assert(sizeof(ThrottleEntry) == 24);
+inline bool before(const ThrottleEntry& a, const ThrottleEntry& b) {
+  return a.t < b.t || (a.t == b.t && a.seq < b.seq);
+}
+
+// A 4-ary min-heap of entries in (t, seq) order. Its array is shifted by kPad
+// slots, so that from a cache-line aligned start (a huge-page array's, from
+// 2 MiB: the heaps whose lower levels miss) the 4 children of node i
+// (4i+1..4i+4, 96 bytes) start at byte 96(i+1), a multiple of 32: they span 2
+// cache lines, never 3, and the 16 grandchildren a pop prefetches exactly 6.
+// Grows amortised, never shrinks.
+class QuadHeap {
+ public:
+  using Entry = ThrottleEntry;
+  static constexpr std::size_t kPad = 3;
+  QuadHeap() : v_(kPad) {}
+  bool empty() const { return v_.size() == kPad; }
+  std::size_t size() const { return v_.size() - kPad; }
+  const Entry& top() const { return at(0); }
+  void push(const Entry& e) {
+    v_.push_back(e);
+    sift_up(size() - 1);
+  }
+  void pop() {
+    at(0) = v_.back();
+    v_.pop_back();
+    if (!empty()) sift_down(0);
+  }
+  void clear() { v_.resize(kPad); }
+  const Entry* begin() const { return v_.data() + kPad; }
+  const Entry* end() const { return v_.data() + v_.size(); }
+  // Keeps the entries `keep` accepts, in place.
+  template <class Keep>
+  void filter(const Keep& keep) {
+    v_.erase(std::remove_if(v_.begin() + kPad, v_.end(), [&](const Entry& e) { return !keep(e); }), v_.end());
+    for (std::size_t i = size(); i-- > 0;) sift_down(i);
+  }
+  std::size_t bytes() const { return allocated_bytes(v_); }
+
+ private:
+  Entry& at(std::size_t i) { return v_[i + kPad]; }
+  const Entry& at(std::size_t i) const { return v_[i + kPad]; }
+  void sift_up(std::size_t i) {
+    const Entry e = at(i);
+    while (i > 0) {
+      const std::size_t p = (i - 1) / 4;
+      if (!before(e, at(p))) break;
+      at(i) = at(p);
+      i = p;
+    }
+    at(i) = e;
+  }
+  // Below this many entries the heap stays in the L2 cache: no prefetching.
+  static constexpr std::size_t kPrefetchEntries = 4096;
+  void sift_down(std::size_t i) {
+    const Entry e = at(i);
+    const std::size_t n = size();
+    const bool prefetch = n > kPrefetchEntries;
+    for (;;) {
+      const std::size_t c = 4 * i + 1;
+      if (c >= n) break;
+      // A pop walks ~log4(n) levels, each a dependent cache miss in a big
+      // heap: fetch all 16 grandchildren (6-7 lines) while the children are
+      // compared, so two levels' misses overlap. The top levels (the first
+      // 341 entries, 8 KiB) stay cached.
+      if (prefetch && i >= 21) prefetch_entries(16 * i + 5, std::min(16 * i + 21, n));
+      std::size_t best = c;
+      const std::size_t end = std::min(c + 4, n);
+      for (std::size_t j = c + 1; j < end; ++j)
+        if (before(at(j), at(best))) best = j;
+      if (!before(at(best), e)) break;
+      at(i) = at(best);
+      i = best;
+    }
+    at(i) = e;
+  }
+  void prefetch_entries(std::size_t first, std::size_t end) const {
+    if (first >= end) return;
+    const char* p = reinterpret_cast<const char*>(&at(first));
+    const char* last = reinterpret_cast<const char*>(&at(end - 1));
+    for (; p <= last; p += 64) __builtin_prefetch(p);
+    __builtin_prefetch(last + sizeof(Entry) - 1);
+  }
+
+  HugeVector<Entry> v_;
+};
+
+// A priority queue of entries in exact (t, seq) order for any order of
+// pushes (due times may go backwards, repeat, or lie anywhere in 64 bits).
+//
+// Due times are grouped in buckets of 2^kShift ns, numbered k = t >> kShift.
+// `cur_` is the current bucket: entries with k <= cur_ (the current bucket,
+// or earlier: time went backwards) are in `near_`, an exact heap; every other
+// entry (k > cur_) is in the wheel, a radix heap over k in base 256: at the
+// level of the highest base-256 digit where k differs from cur_, in the slot
+// of its digit there. So near_ < level 0 < level 1 < ... in order, and within
+// a level the slots are in order. When near_ is empty and the front is
+// needed, the lowest non-empty slot of the lowest non-empty level is taken
+// out: at level 0 its entries (one bucket) go to near_ and cur_ becomes
+// their bucket; higher up, cur_ becomes the slot's first bucket and its
+// entries are placed again relative to it, each one level lower at least (or
+// into near_). cur_ only grows, except when the queue is empty.
+//
+// Storage: each slot is a list of 512-byte chunks (21 entries) from one pool
+// that grows amortised and is never shrunk; a taken slot's chunks go back to a
+// LIFO free list, so the chunks a pass writes are the ones it just read.
+class RadixWheel {
+ public:
+  using Entry = ThrottleEntry;
+  static constexpr unsigned kShift = 12;  // 4.096 us buckets
+  static constexpr unsigned kDigitBits = 8;
+  static constexpr unsigned kSlots = 1U << kDigitBits;
+  static constexpr unsigned kLevels = (64 - kShift + kDigitBits - 1) / kDigitBits;
+
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+
+  void push(const Entry& e) {
+    const std::uint64_t k = e.t >> kShift;
+    if (size_ == 0 && k < cur_) cur_ = k;  // empty: start over from the earlier bucket
+    ++size_;
+    if (k <= cur_)
+      near_.push(e);
+    else
+      place(k, e);
+  }
+  // The first entry. Pre: !empty(). Not const: it may take the next slot out.
+  const Entry& top() {
+    if (near_.empty()) [[unlikely]] refill();
+    return near_.top();
+  }
+  // Pre: !empty(), top() called since the last push or pop.
+  void pop() {
+    near_.pop();
+    --size_;
+  }
+  void clear() {
+    near_.clear();
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    for (auto& b : bits_) b.fill(0);
+    levels_ = 0;
+    free_ = kNoChunk;
+    fresh_ = 0;
+    size_ = 0;
+    cur_ = 0;
+  }
+  // Keeps the entries `keep` accepts, in place (no allocation).
+  template <class Keep>
+  void filter(const Keep& keep) {
+    near_.filter(keep);
+    std::size_t n = near_.size();
+    for (unsigned lvl = 0; lvl < kLevels; ++lvl)
+      for (unsigned d = 0; d < kSlots; ++d)
+        if (bits_[lvl][d / 64] >> (d % 64) & 1) n += filter_slot(lvl, d, keep);
+    size_ = n;
+  }
+  // Every entry, in no particular order.
+  template <class Fn>
+  void for_each(const Fn& fn) const {
+    for (const Entry& e : near_) fn(e);
+    for (const Slot& s : slots_)
+      for (std::uint32_t c = s.head; c != kNoChunk; c = pool_[c].next)
+        for (std::uint32_t i = 0; i < pool_[c].n; ++i) fn(pool_[c].e[i]);
+  }
+  std::size_t bytes() const { return near_.bytes() + allocated_bytes(pool_) + slots_.capacity() * sizeof(Slot); }
+
+ private:
+  static constexpr std::uint32_t kNoChunk = 0xFFFFFFFFU;
+  static constexpr std::uint32_t kChunkEntries = 21;
+  struct alignas(64) Chunk {
+    Entry e[kChunkEntries];
+    std::uint32_t next;  // the slot's next chunk, or the free list's
+    std::uint32_t n;     // entries used; every chunk but a slot's last is full
+  };
+  static_assert(sizeof(Chunk) == 512);
+  struct Slot {
+    std::uint32_t head = kNoChunk, tail = kNoChunk;
+  };
+
+  static unsigned level_of(std::uint64_t k, std::uint64_t cur) {
+    return static_cast<unsigned>(63 - std::countl_zero(k ^ cur)) / kDigitBits;
+  }
+  static unsigned digit(std::uint64_t k, unsigned lvl) {
+    return static_cast<unsigned>(k >> (lvl * kDigitBits)) & (kSlots - 1);
+  }
+
+  // Pre: k > cur_.
+  void place(std::uint64_t k, const Entry& e) {
+    if (slots_.empty()) [[unlikely]] init_slots();
+    const unsigned lvl = level_of(k, cur_);
+    append(lvl, digit(k, lvl), e);
+  }
+  void append(unsigned lvl, unsigned d, const Entry& e) {
+    Slot& s = slot(lvl, d);
+    std::uint32_t c = s.tail;
+    if (c == kNoChunk) [[unlikely]] {
+      c = allocate();
+      s.head = s.tail = c;
+      bits_[lvl][d / 64] |= std::uint64_t{1} << (d % 64);
+      levels_ |= 1U << lvl;
+    } else if (pool_[c].n == kChunkEntries) [[unlikely]] {
+      const std::uint32_t grown = allocate();
+      pool_[c].next = grown;
+      s.tail = c = grown;
+    }
+    Chunk& ch = pool_[c];
+    ch.e[ch.n++] = e;
+  }
+  std::uint32_t allocate() {
+    std::uint32_t c;
+    if (free_ != kNoChunk) {
+      c = free_;
+      free_ = pool_[c].next;
+    } else {
+      if (fresh_ == pool_.size()) grow();
+      c = fresh_++;
+    }
+    pool_[c].next = kNoChunk;
+    pool_[c].n = 0;
+    return c;
+  }
+  // The slots (14 KiB) are allocated once, when first needed: a scheduler
+  // whose throttles all come in order never pays for them.
+  UFQ_TS_COLD void init_slots() { slots_.resize(std::size_t{kLevels} * kSlots); }
+  Slot& slot(unsigned lvl, unsigned d) { return slots_[lvl * kSlots + d]; }
+  UFQ_TS_COLD void grow() { pool_.resize(std::max<std::size_t>(16, 2 * pool_.size())); }
+  void release(std::uint32_t c) {
+    pool_[c].next = free_;
+    free_ = c;
+  }
+  // Takes slot (lvl, d) out of the wheel; returns its first chunk.
+  std::uint32_t take(unsigned lvl, unsigned d) {
+    Slot& s = slot(lvl, d);
+    const std::uint32_t head = s.head;
+    s = Slot{};
+    std::uint64_t& w = bits_[lvl][d / 64];
+    w &= ~(std::uint64_t{1} << (d % 64));
+    if (bits_[lvl][0] == 0 && bits_[lvl][1] == 0 && bits_[lvl][2] == 0 && bits_[lvl][3] == 0)
+      levels_ &= ~(1U << lvl);
+    return head;
+  }
+  unsigned first_slot(unsigned lvl) const {
+    unsigned w = 0;
+    while (bits_[lvl][w] == 0) ++w;
+    return w * 64 + static_cast<unsigned>(std::countr_zero(bits_[lvl][w]));
+  }
+
+  // Pre: near_ empty, the wheel not. Until near_ holds the front: the first
+  // slot of the lowest level comes out (see the class comment).
+  UFQ_TS_COLD void refill() {
+    do {
+      const unsigned lvl = static_cast<unsigned>(std::countr_zero(levels_));
+      const unsigned d = first_slot(lvl);
+      const unsigned above = (lvl + 1) * kDigitBits;
+      const std::uint64_t high = above >= 64 ? 0 : cur_ >> above << above;
+      cur_ = high | std::uint64_t{d} << (lvl * kDigitBits);
+      std::uint32_t c = take(lvl, d);
+      while (c != kNoChunk) {
+        const std::uint32_t next = pool_[c].next;
+        if (next != kNoChunk) __builtin_prefetch(&pool_[next]);
+        const std::uint32_t n = pool_[c].n;
+        for (std::uint32_t i = 0; i < n; ++i) {
+          // Copied and indexed anew: append() may grow the pool.
+          const Entry e = pool_[c].e[i];
+          const std::uint64_t k = e.t >> kShift;
+          if (k == cur_)
+            near_.push(e);
+          else
+            place(k, e);
+        }
+        release(c);
+        c = next;
+      }
+    } while (near_.empty());
+  }
+
+  // filter() for one slot: the kept entries slide towards its head, the
+  // chunks left over go back to the pool. Returns the entries kept.
+  template <class Keep>
+  std::size_t filter_slot(unsigned lvl, unsigned d, const Keep& keep) {
+    Slot& s = slot(lvl, d);
+    std::uint32_t wc = s.head, wn = 0;
+    std::size_t kept = 0;
+    for (std::uint32_t rc = s.head; rc != kNoChunk;) {
+      const std::uint32_t next = pool_[rc].next, n = pool_[rc].n;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const Entry e = pool_[rc].e[i];
+        if (!keep(e)) continue;
+        if (wn == kChunkEntries) {  // full (it was already): on to the next, read already
+          wc = pool_[wc].next;
+          wn = 0;
+        }
+        pool_[wc].e[wn++] = e;
+        ++kept;
+      }
+      rc = next;
+    }
+    if (kept == 0) {
+      for (std::uint32_t c = take(lvl, d); c != kNoChunk;) {
+        const std::uint32_t next = pool_[c].next;
+        release(c);
+        c = next;
+      }
+      return 0;
+    }
+    for (std::uint32_t c = pool_[wc].next; c != kNoChunk;) {
+      const std::uint32_t next = pool_[c].next;
+      release(c);
+      c = next;
+    }
+    pool_[wc].next = kNoChunk;
+    pool_[wc].n = wn;
+    s.tail = wc;
+    return kept;
+  }
+
+  QuadHeap near_;
+  std::vector<Slot> slots_;  // kLevels x kSlots, level-major; empty until the first place()
+  std::array<std::array<std::uint64_t, kSlots / 64>, kLevels> bits_{};  // non-empty slots
+  std::uint32_t levels_ = 0;  // bit l: level l has a non-empty slot
+  std::uint32_t free_ = kNoChunk;
+  std::uint32_t fresh_ = 0;  // pool_[fresh_..] never handed out since clear()
+  std::size_t size_ = 0;
+  std::uint64_t cur_ = 0;
+  HugeVector<Chunk> pool_;
+};
+
+// Entries in (t, seq) order: a FIFO lane takes every entry not earlier than its
+// last one (O(1)); the others go to a RadixWheel. Stale entries (the flow left
+// the set early, on socket reuse) are skipped when they surface.
+class ThrottledSet {
+ public:
+  using Entry = ThrottleEntry;
+  ThrottledSet() : lane_(64), lane_mask_(63) {}
+  // `seq` must be newer than every entry's (the throttle order only grows), so
+  // the entry belongs behind the lane's last unless it is due earlier.
+  void push(Time t, std::uint64_t seq, std::uint32_t idx) {
+    if (lane_size_ == 0 || t >= lane_back_t_) [[likely]]
+      lane_push(t, seq, idx);
+    else
+      wheel_push(Entry{t, seq, idx});
+  }
+  bool empty() const { return lane_size_ == 0 && wheel_.empty(); }
+  // The smaller of the two fronts (nullptr when empty) and whether it is the
+  // lane's. Returned by value so the flag stays in a register. Not const: the
+  // wheel may bring its next bucket forward. The entry is valid until the
+  // next push or pop.
+  struct Front {
+    const Entry* entry;
+    bool from_lane;
+  };
+  // Inline even with a wheel: a few out-of-order throttles (flows that waited
+  // a DRR round for credit) can keep one there for long.
+  Front top() {
+    const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
+    if (wheel_.empty()) [[likely]]
+      return {l, true};
+    const Entry& w = wheel_.top();
+    if (l && before(*l, w)) return {l, true};
+    return {&w, false};
+  }
+  // Pre: top() returned an entry with this flag since the last push or pop.
+  void pop(bool from_lane) {
+    if (from_lane) [[likely]] {
+      lane_head_ = (lane_head_ + 1) & lane_mask_;
+      --lane_size_;
+    } else {
+      wheel_pop();
+    }
+  }
+  // While the wheel is empty (every throttle came in due-time order, the
+  // common case) the lane's front is the set's: drain_lane() pops from the
+  // front while visit(entry) returns true (the entry stays when it returns
+  // false), without the wheel's tests, the ring's position kept in registers.
+  // visit() must not touch the set.
+  bool wheel_empty() const { return wheel_.empty(); }
+  template <class Visit>
+  [[gnu::always_inline]] void drain_lane(Visit&& visit) {
+    std::size_t head = lane_head_, size = lane_size_;
+    const Entry* lane = lane_.data();
+    const std::size_t mask = lane_mask_;
+    for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
+    lane_head_ = head;
+    lane_size_ = size;
+  }
+  // The lane entry `k` places behind the front, if there is one.
+  const Entry* lane_ahead(std::size_t k) const {
+    return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
+  }
+  void clear() {
+    lane_head_ = lane_size_ = 0;
+    wheel_.clear();
+  }
+  std::size_t size() const { return lane_size_ + wheel_.size(); }
+  // Drop stale entries when they outnumber the live ones. In place (the live
+  // lane entries slide towards the head, keeping their order): no allocation.
+  template <class Live>
+  void compact(const Live& live) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < lane_size_; ++i) {
+      const Entry& e = lane_[(lane_head_ + i) & lane_mask_];
+      if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
+    }
+    lane_size_ = kept;
+    if (kept) lane_back_t_ = lane_back().t;
+    wheel_.filter(live);
+  }
+  std::size_t bytes() const { return allocated_bytes(lane_) + wheel_.bytes(); }
+  // Every entry, stale ones included, in no particular order.
+  template <class Fn>
+  void for_each(const Fn& fn) const {
+    for (std::size_t i = 0; i < lane_size_; ++i) fn(lane_[(lane_head_ + i) & lane_mask_]);
+    wheel_.for_each(fn);
+  }
+
+ private:
+  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
+  // Field by field: an Entry built first went through the stack.
+  void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
+    if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
+    Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
+    e.t = t;
+    e.seq = seq;
+    e.idx = idx;
+    ++lane_size_;
+    lane_back_t_ = t;
+  }
+  UFQ_TS_COLD void grow_lane() {
+    HugeVector<Entry> grown(lane_.size() * 2);
+    for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
+    lane_ = std::move(grown);
+    lane_mask_ = lane_.size() - 1;
+    lane_head_ = 0;
+  }
+  UFQ_TS_COLD void wheel_push(const Entry& e) { wheel_.push(e); }
+  UFQ_TS_COLD void wheel_pop() { wheel_.pop(); }
+
+  HugeVector<Entry> lane_;  // ring buffer, power-of-two size
+  std::size_t lane_mask_;   // lane_.size() - 1, kept: size() divides by sizeof(Entry)
+  std::size_t lane_head_ = 0, lane_size_ = 0;
+  Time lane_back_t_ = 0;  // lane_back().t while the lane is not empty: push() compares with it
+  RadixWheel wheel_;
+};
+
+}  // namespace ufq::detail
+
+#undef UFQ_TS_COLD

@@ -14,7 +14,8 @@ void check_burst_sizes(std::size_t packets, std::size_t verdicts);
 
 // FqScheduler's burst calls prefetch only when it has more flow records than
 // this (default 4096: fewer stay in the L2 cache, with their owners and
-// packets, and prefetching them only costs instructions). Prefetches never
+// packets, and prefetching them only costs instructions), and then only while
+// the flows it releases lie scattered in memory. Prefetches never
 // change a decision; tests and the fuzzer set 0 so that the prefetching code
 // runs under their sanitizers at any size. Process-wide, read once per burst
 // (inline: a call per burst was ~6 instructions of the simulator's qdisc run).

@@ -1166,9 +1166,10 @@ class FqScheduler::Impl {
   // docs/results.md, "prefetch loops that GCC deletes"). Sampled once per
   // dequeue_burst(): out-of-order throttles (the wheel in use), or the lane's
   // next two flows more than a few records apart. enqueue_burst() follows
-  // the last sample.
+  // the last sample. With the threshold at 0 (tests, the fuzzer: the
+  // prefetching code under their sanitizers) always.
   bool releases_scattered() const {
-    if (!delayed_.wheel_empty()) return true;
+    if (!delayed_.wheel_empty() || detail::burst_prefetch_min_flows() == 0) return true;
     const Entry* a = delayed_.lane_ahead(0);
     const Entry* b = delayed_.lane_ahead(1);
     if (!a || !b) return scattered_;

@@ -26,6 +26,17 @@ struct FlowOwner {
   // an id for a new owner must come with a new `hash_generation` (the kernel's
   // sk_hash), which resets the flow.
   std::uint64_t id = 0;
+  // --- private to the scheduler; do not touch ---
+  // Where FqScheduler last found this owner's flow (as a socket remembers
+  // its flow), so a lookup is one flow-record read instead of a table probe.
+  // Only a hint: it is checked against the flow's key before use, so a stale
+  // one, or one left by another scheduler instance, just means a table lookup. Written
+  // on enqueue: an owner's packets go to schedulers that run in one thread at a
+  // time (as a socket's packets pass one qdisc lock). Beside `id`: an enqueue
+  // reads id, the hint, hash_generation and kind, bytes 0-16, which cross a
+  // cache line less often than bytes 0-36 did (docs/architecture.md#memory-layout).
+  std::uint32_t flow_hint_ = 0xFFFFFFFFU;
+  // --- public again ---
   std::uint32_t hash_generation = 0;
   Kind kind = Kind::connected;
   bool tcp = false;  // TCP owners stamp departure times themselves; used by the fast path
@@ -33,15 +44,6 @@ struct FlowOwner {
   Rate pacing_rate = kUnlimitedRate;
   // SO_MAX_PACING_RATE.
   Rate max_pacing_rate = kUnlimitedRate;
-
-  // --- private to the scheduler; do not touch ---
-  // Where FqScheduler last found this owner's flow (as a socket remembers
-  // its flow), so a lookup is one flow-record read instead of a table probe.
-  // Only a hint: it is checked against the flow's key before use, so a stale
-  // one, or one left by another scheduler instance, just means a table lookup. Written
-  // on enqueue: an owner's packets go to schedulers that run in one thread at a
-  // time (as a socket's packets pass one qdisc lock).
-  std::uint32_t flow_hint_ = 0xFFFFFFFFU;
 };
 
 // One packet. The caller owns the memory for its whole life; the scheduler

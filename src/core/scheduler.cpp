@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -56,6 +57,11 @@ inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's
 inline constexpr FlowState kFree = static_cast<FlowState>(0xFF);  // state of a pooled flow
 inline constexpr std::size_t kGcMax57 = 8;
 inline constexpr std::size_t kGcMaxLatest = 64;
+
+// An enqueue's common path reads these owner fields, and only these: kept
+// within bytes 0-16 (docs/architecture.md#memory-layout).
+static_assert(offsetof(FlowOwner, flow_hint_) < 16 && offsetof(FlowOwner, hash_generation) < 16 &&
+              offsetof(FlowOwner, kind) <= 16);
 
 struct Flow {
   union {
@@ -986,7 +992,7 @@ class FqScheduler::Impl {
   }
 
   static void prefetch_owner(const Packet& p) {
-    if (const FlowOwner* o = p.owner) prefetch_span(&o->id, &o->flow_hint_);
+    if (const FlowOwner* o = p.owner) prefetch_span(&o->id, &o->kind);
   }
 
   // The flow record the owner's hint names, or the table group of the key.

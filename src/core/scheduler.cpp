@@ -2,7 +2,8 @@
 // (src/reference/scheduler.cpp) line by line; only the structures differ:
 //  * flows live in one array, linked by 32-bit indices; a flow is 48 bytes
 //    (the FIFO tail shares its word with the idle age, the round-robin link with
-//    the detached-list link, the detached-list back link with the throttle ticket);
+//    the detached-list link and the throttle ticket), its fields grouped by who
+//    reads them so that few records an access reads cross a cache line;
 //  * the flow table is open addressing in 64-byte groups of 12 slots (tag bytes
 //    + flow indices, F14-style overflow counts instead of tombstones), hashed
 //    with a per-instance random key so an adversary cannot aim collisions;
@@ -63,26 +64,37 @@ inline constexpr std::size_t kGcMaxLatest = 64;
 static_assert(offsetof(FlowOwner, flow_hint_) < 16 && offsetof(FlowOwner, hash_generation) < 16 &&
               offsetof(FlowOwner, kind) <= 16);
 
+// 48 bytes in three 16-byte parts, laid out by who reads them
+// (docs/architecture.md#memory-layout). In the flow array a line boundary
+// falls between parts 0 and 1 (a record at 48 mod 64) or 1 and 2 (at 32 mod
+// 64), never inside a part: an enqueue's common path reads parts 0-1 and a
+// release and the DRR visit parts 1-2, so each crosses a line for a quarter
+// of the records (all three parts: half).
 struct Flow {
+  // Part 0: the owner hint's check (an enqueue), the detached list's back link.
+  std::uint64_t key;
+  std::uint32_t socket_hash;
+  std::uint32_t prev;  // detached-list back link
+  // Part 1: read by enqueue and dequeue alike.
   union {
     Packet* tail;       // while it is listed or throttled: the FIFO's last packet (tail->next_ = head)
     std::uint64_t age;  // while detached (always empty then): jiffies | 1 when it became detached
   };
-  Time time_next_packet;
-  std::uint64_t key;
-  std::uint32_t next;    // round-robin list link, detached-list link, or free-list link
-  std::uint32_t prev;    // detached-list back link, or throttle ticket while throttled
-  std::uint32_t socket_hash;
   std::uint32_t qlen;
-  std::int32_t credit;
   std::uint8_t band;
   // FlowState, or kFree. An enum, not a std::uint8_t: a store through a
   // character type may alias anything, so each state change made the hot
   // path reload every member it had read (the flow array, the lane, counters).
   FlowState state;
-  bool has_ooo;          // out-of-order packets in ooo_
+  bool has_ooo;  // out-of-order packets in ooo_
+  // Part 2: the DRR's and the throttled set's (a release reads parts 1-2).
+  Time time_next_packet;
+  // Round-robin list link, detached-list link, free-list link, or while
+  // throttled (in no list then) the throttle ticket.
+  std::uint32_t next;
+  std::int32_t credit;
 };
-static_assert(sizeof(Flow) == 48);
+static_assert(sizeof(Flow) == 48 && offsetof(Flow, tail) == 16 && offsetof(Flow, time_next_packet) == 32);
 
 struct FlowList {
   std::uint32_t first = kNil;
@@ -605,7 +617,7 @@ class FqScheduler::Impl {
   UFQ_INLINE void set_throttled(std::uint32_t i, Flow* f, Time now, Time tnp) {
     f->time_next_packet = tnp;
     const std::uint64_t seq = ++throttle_seq_;
-    f->prev = static_cast<std::uint32_t>(seq);
+    f->next = static_cast<std::uint32_t>(seq);
     delayed_.push(tnp, seq, i);
     if (adaptive_) [[unlikely]]
       push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
@@ -619,7 +631,7 @@ class FqScheduler::Impl {
   bool live(const Entry& e) const {
     const Flow& f = flows_[e.idx];
     return f.state == FlowState::throttled &&
-           f.prev == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
+           f.next == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
   }
 
   // Leaving the set early (socket reuse): the entry goes stale.
@@ -711,7 +723,7 @@ class FqScheduler::Impl {
   static constexpr std::size_t kPrefetchFlows = 4096;
   void prefetch_due_soon() {
     static constexpr std::size_t kFlowAhead = 8, kPacketAhead = 4;
-    if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx]);
+    if (const Entry* a = delayed_.lane_ahead(kFlowAhead)) __builtin_prefetch(&flows_[a->idx].tail);
     if (const Entry* b = delayed_.lane_ahead(kPacketAhead)) {
       const Flow& f = flows_[b->idx];
       if (f.state == FlowState::throttled) __builtin_prefetch(f.tail);
@@ -741,7 +753,7 @@ class FqScheduler::Impl {
   }
   bool live_deadline(const Entry& e) const {
     const Flow& f = flows_[e.idx];
-    return f.state == FlowState::throttled && f.prev == static_cast<std::uint32_t>(e.seq);
+    return f.state == FlowState::throttled && f.next == static_cast<std::uint32_t>(e.seq);
   }
   UFQ_COLD void push_deadline(Time deadline, std::uint64_t seq, std::uint32_t i) {
     if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
@@ -991,6 +1003,11 @@ class FqScheduler::Impl {
     asm volatile("");
   }
 
+  // A flow record's parts an enqueue's common path reads (0-1), and those a
+  // release and the DRR visit read (1-2): struct Flow.
+  static void prefetch_enqueue_part(const Flow& f) { prefetch_span(&f.key, &f.has_ooo); }
+  static void prefetch_dequeue_part(const Flow& f) { prefetch_span(&f.tail, &f.credit); }
+
   static void prefetch_owner(const Packet& p) {
     if (const FlowOwner* o = p.owner) prefetch_span(&o->id, &o->kind);
   }
@@ -1004,7 +1021,7 @@ class FqScheduler::Impl {
     }
     const std::uint32_t h = p.owner->flow_hint_;
     if (h < flow_slots_)
-      prefetch_span(&flows_[h], &flows_[h].has_ooo);
+      prefetch_enqueue_part(flows_[h]);
     else
       table_.prefetch(p.owner->id << 1);
   }
@@ -1023,6 +1040,7 @@ class FqScheduler::Impl {
     if (i >= flow_slots_) return;
     const Flow& f = flows_[i];
     if (f.state == FlowState::detached) {
+      __builtin_prefetch(&f.next, 1);  // activate() appends the flow to a list
       if (f.prev < flow_slots_) __builtin_prefetch(&flows_[f.prev].next, 1);
       if (f.next < flow_slots_) __builtin_prefetch(&flows_[f.next].prev, 1);
     } else if (f.state != kFree && f.tail) {
@@ -1126,7 +1144,7 @@ class FqScheduler::Impl {
           more = false;
           break;
         }
-        prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
+        prefetch_dequeue_part(flows_[e->idx]);
         due[n++] = *e;
         delayed_.pop(from_lane);
       }
@@ -1160,7 +1178,7 @@ class FqScheduler::Impl {
     for (std::size_t k = 0; k < kReleaseGroup; ++k) {
       const Entry* e = delayed_.lane_ahead(k);
       if (!e) return;
-      prefetch_span(&flows_[e->idx], &flows_[e->idx].has_ooo);
+      prefetch_dequeue_part(flows_[e->idx]);
     }
   }
 

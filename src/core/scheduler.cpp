@@ -620,8 +620,11 @@ class FqScheduler::Impl {
   void unset_throttled(std::uint32_t i) {
     --throttled_flows_;
     add_tail(i, FlowState::old_list);
-    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+    maybe_stale_ = true;
+    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024) {
       delayed_.compact([this](const Entry& e) { return live(e); });
+      maybe_stale_ = false;  // compact() kept the live entries only
+    }
   }
 
   UFQ_INLINE Packet* dequeue_internal() {
@@ -644,7 +647,7 @@ class FqScheduler::Impl {
     time_next_delayed_flow_ = kNever;
     // Releasing adds nothing to the wheel. (prefetch_due_soon() reads the
     // lane's position, which drain_lane() writes back only at its end.)
-    if (!prefetch && delayed_.wheel_empty()) [[likely]] {
+    if (!prefetch && !maybe_stale_ && delayed_.wheel_empty()) [[likely]] {
       if (latest_)
         release_from_lane<false>(until);
       else
@@ -676,12 +679,12 @@ class FqScheduler::Impl {
     }
   }
 
-  // check_throttled()'s releases while the wheel is empty. kBand0: 5.7, where
-  // every flow is in band 0 (only the latest enqueue sets a flow's band).
+  // check_throttled()'s releases while the wheel is empty and no entry can
+  // be stale (every entry live: no live() test). kBand0: 5.7, where every
+  // flow is in band 0 (only the latest enqueue sets a flow's band).
   template <bool kBand0>
   UFQ_INLINE void release_from_lane(Time until) {
     delayed_.drain_lane([&](const Entry& e) {
-      if (!live(e)) return true;
       if (e.t > until) {
         time_next_delayed_flow_ = e.t;
         return false;
@@ -1247,6 +1250,7 @@ class FqScheduler::Impl {
   void reset(const PacketSink& sink) {
     purge(&internal_, sink);
     delayed_.clear();
+    maybe_stale_ = false;
     deadlines_.clear();
     // Purge in the reference's order is not required: purged packets are
     // handed back, their order is not a scheduling decision.
@@ -1321,6 +1325,9 @@ class FqScheduler::Impl {
   ThrottledSet delayed_;
   DeadlineHeap deadlines_;  // adaptive slack only
   bool adaptive_ = false;   // cfg_.adaptive_slack()
+  // Some entry of delayed_ may be stale (a flow left the set early:
+  // unset_throttled()); until then every entry is live, its flow's only one.
+  bool maybe_stale_ = false;
   std::uint64_t throttle_seq_ = 0;
   std::uint32_t age_head_ = kNil, age_tail_ = kNil;
   Time time_next_delayed_flow_ = kNever;

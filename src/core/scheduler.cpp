@@ -637,21 +637,25 @@ class FqScheduler::Impl {
 
   // `prefetch`: look ahead in the lane (prefetch_due_soon) as flows leave.
   UFQ_INLINE void check_throttled(Time now, bool prefetch) {
-    if (time_next_delayed_flow_ > now + offload_ns_) return;
+    if (latest_)
+      check_throttled_as<true>(now, prefetch);
+    else
+      check_throttled_as<false>(now, prefetch);
+  }
+  template <bool kLatest>
+  UFQ_INLINE void check_throttled_as(Time now, bool prefetch) {
+    if (time_next_delayed_flow_ > now + (kLatest ? offload_ns_ : 0)) return;  // 5.7: no offload horizon
     const std::uint64_t sample = now - time_next_delayed_flow_;
-    if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
+    if (!kLatest || static_cast<std::int64_t>(sample) > 0) {
       unthrottle_latency_ns_ -= unthrottle_latency_ns_ >> 3;
       unthrottle_latency_ns_ += sample >> 3;
     }
-    const Time until = now + offload_ns_;
+    const Time until = now + (kLatest ? offload_ns_ : 0);
     time_next_delayed_flow_ = kNever;
     // Releasing adds nothing to the wheel. (prefetch_due_soon() reads the
     // lane's position, which drain_lane() writes back only at its end.)
     if (!prefetch && !maybe_stale_ && delayed_.wheel_empty()) [[likely]] {
-      if (latest_)
-        release_from_lane<false>(until);
-      else
-        release_from_lane<true>(until);
+      release_from_lane<!kLatest>(until);
       return;
     }
     release_any(until, prefetch);
@@ -1035,6 +1039,18 @@ class FqScheduler::Impl {
   // adds to the internal queue); then the flows' dequeues run in one loop,
   // with the compat branch resolved once, until one finds nothing.
   std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
+    return latest_ ? dequeue_burst_latest(now, out) : dequeue_burst_5_7(now, out);
+  }
+  // One function per compat, as enqueue_one_*(): the compat branches resolved
+  // at compile time, each with a frame of its own.
+  [[gnu::noinline]] std::size_t dequeue_burst_latest(Time now, std::span<Packet*> out) {
+    return dequeue_burst_as<true>(now, out);
+  }
+  [[gnu::noinline]] std::size_t dequeue_burst_5_7(Time now, std::span<Packet*> out) {
+    return dequeue_burst_as<false>(now, out);
+  }
+  template <bool kLatest>
+  UFQ_INLINE std::size_t dequeue_burst_as(Time now, std::span<Packet*> out) {
     const std::size_t cap = out.size();
     std::size_t n = 0;
     if (cap == 0 || qlen_ == 0) return 0;
@@ -1045,8 +1061,11 @@ class FqScheduler::Impl {
     if (flow_slots_ > detail::burst_prefetch_min_flows() && (scattered_ = releases_scattered())) [[unlikely]]
       check_throttled_burst(now);
     else
-      check_throttled(now, false);
-    return latest_ ? dequeue_flows_latest(now, out.data(), n, cap) : dequeue_flows_5_7(now, out.data(), n, cap);
+      check_throttled_as<kLatest>(now, false);
+    if constexpr (kLatest)
+      return dequeue_flows_latest(now, out.data(), n, cap);
+    else
+      return dequeue_flows_5_7(now, out.data(), n, cap);
   }
 
   // dequeue_latest() until out[0..cap) is full, the queue is empty or one

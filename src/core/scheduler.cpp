@@ -638,8 +638,11 @@ class FqScheduler::Impl {
   void unset_throttled(std::uint32_t i) {
     --throttled_flows_;
     add_tail(i, FlowState::old_list);
-    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+    maybe_stale_ = true;
+    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024) {
       delayed_.compact([this](const Entry& e) { return live(e); });
+      maybe_stale_ = false;  // compact() kept the live entries only
+    }
   }
 
   UFQ_INLINE Packet* dequeue_internal() {
@@ -652,21 +655,25 @@ class FqScheduler::Impl {
 
   // `prefetch`: look ahead in the lane (prefetch_due_soon) as flows leave.
   UFQ_INLINE void check_throttled(Time now, bool prefetch) {
-    if (time_next_delayed_flow_ > now + offload_ns_) return;
+    if (latest_)
+      check_throttled_as<true>(now, prefetch);
+    else
+      check_throttled_as<false>(now, prefetch);
+  }
+  template <bool kLatest>
+  UFQ_INLINE void check_throttled_as(Time now, bool prefetch) {
+    if (time_next_delayed_flow_ > now + (kLatest ? offload_ns_ : 0)) return;  // 5.7: no offload horizon
     const std::uint64_t sample = now - time_next_delayed_flow_;
-    if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
+    if (!kLatest || static_cast<std::int64_t>(sample) > 0) {
       unthrottle_latency_ns_ -= unthrottle_latency_ns_ >> 3;
       unthrottle_latency_ns_ += sample >> 3;
     }
-    const Time until = now + offload_ns_;
+    const Time until = now + (kLatest ? offload_ns_ : 0);
     time_next_delayed_flow_ = kNever;
     // Releasing adds nothing to the wheel. (prefetch_due_soon() reads the
     // lane's position, which drain_lane() writes back only at its end.)
-    if (!prefetch && delayed_.wheel_empty()) [[likely]] {
-      if (latest_)
-        release_from_lane<false>(until);
-      else
-        release_from_lane<true>(until);
+    if (!prefetch && !maybe_stale_ && delayed_.wheel_empty()) [[likely]] {
+      release_from_lane<!kLatest>(until);
       return;
     }
     release_any(until, prefetch);
@@ -694,12 +701,12 @@ class FqScheduler::Impl {
     }
   }
 
-  // check_throttled()'s releases while the wheel is empty. kBand0: 5.7, where
-  // every flow is in band 0 (only the latest enqueue sets a flow's band).
+  // check_throttled()'s releases while the wheel is empty and no entry can
+  // be stale (every entry live: no live() test). kBand0: 5.7, where every
+  // flow is in band 0 (only the latest enqueue sets a flow's band).
   template <bool kBand0>
   UFQ_INLINE void release_from_lane(Time until) {
     delayed_.drain_lane([&](const Entry& e) {
-      if (!live(e)) return true;
       if (e.t > until) {
         time_next_delayed_flow_ = e.t;
         return false;
@@ -1056,6 +1063,26 @@ class FqScheduler::Impl {
   // adds to the internal queue); then the flows' dequeues run in one loop,
   // with the compat branch resolved once, until one finds nothing.
   std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
+    return latest_ ? dequeue_burst_latest(now, out) : dequeue_burst_5_7(now, out);
+  }
+  // One function per compat, as enqueue_one_*(): the compat branches resolved
+  // at compile time, each with a frame of its own.
+  [[gnu::noinline]] std::size_t dequeue_burst_latest(Time now, std::span<Packet*> out) {
+    return dequeue_burst_as<true>(now, out);
+  }
+  [[gnu::noinline]] std::size_t dequeue_burst_5_7(Time now, std::span<Packet*> out) {
+    // Nothing due and nothing listed (a quarter of the simulator's runs):
+    // only the watchdog request, before the loops' frame is set up. (With
+    // many flows the burst samples releases_scattered() first.)
+    if (!out.empty() && qlen_ != 0 && internal_.qlen == 0 && time_next_delayed_flow_ > now && b0_idle() &&
+        flow_slots_ <= detail::burst_prefetch_min_flows()) {
+      arm_watchdog();
+      return 0;
+    }
+    return dequeue_burst_as<false>(now, out);
+  }
+  template <bool kLatest>
+  UFQ_INLINE std::size_t dequeue_burst_as(Time now, std::span<Packet*> out) {
     const std::size_t cap = out.size();
     std::size_t n = 0;
     if (cap == 0 || qlen_ == 0) return 0;
@@ -1066,9 +1093,14 @@ class FqScheduler::Impl {
     if (flow_slots_ > detail::burst_prefetch_min_flows() && (scattered_ = releases_scattered())) [[unlikely]]
       check_throttled_burst(now);
     else
-      check_throttled(now, false);
-    return latest_ ? dequeue_flows_latest(now, out.data(), n, cap) : dequeue_flows_5_7(now, out.data(), n, cap);
+      check_throttled_as<kLatest>(now, false);
+    if constexpr (kLatest)
+      return dequeue_flows_latest(now, out.data(), n, cap);
+    else
+      return dequeue_flows_5_7(now, out.data(), n, cap);
   }
+
+  bool b0_idle() const { return (bands_[0].new_flows.first & bands_[0].old_flows.first) == kNil; }
 
   // dequeue_latest() until out[0..cap) is full, the queue is empty or one
   // finds nothing.
@@ -1271,6 +1303,7 @@ class FqScheduler::Impl {
   void reset(const PacketSink& sink) {
     purge(&internal_, sink);
     delayed_.clear();
+    maybe_stale_ = false;
     deadlines_.clear();
     // Purge in the reference's order is not required: purged packets are
     // handed back, their order is not a scheduling decision.
@@ -1345,6 +1378,9 @@ class FqScheduler::Impl {
   ThrottledSet delayed_;
   DeadlineHeap deadlines_;  // adaptive slack only
   bool adaptive_ = false;   // cfg_.adaptive_slack()
+  // Some entry of delayed_ may be stale (a flow left the set early:
+  // unset_throttled()); until then every entry is live, its flow's only one.
+  bool maybe_stale_ = false;
   std::uint64_t throttle_seq_ = 0;
   std::uint32_t age_head_ = kNil, age_tail_ = kNil;
   Time time_next_delayed_flow_ = kNever;

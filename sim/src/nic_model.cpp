@@ -18,6 +18,7 @@ NicModel::NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete,
       ns_per_byte_x1000_(config.line_rate_bps ? 8'000'000'000'000ULL / config.line_rate_bps : 0) {
   if (config.ring_size == 0) throw std::invalid_argument("NIC ring_size must be at least 1");
   if (config.line_rate_bps == 0) throw std::invalid_argument("NIC line rate must be positive");
+  ser_ns_ = (static_cast<Time>(config_.wire_overhead) * ns_per_byte_x1000_ + 999) / 1000;  // for ser_len_ 0
 }
 
 void NicModel::schedule_irq() {

@@ -13,6 +13,10 @@ std::vector<const TrafficModelInfo*> registered_traffic_models();
 
 std::uint32_t TrafficSource::flows(const SimConfig& cfg) const { return cfg.flows; }
 
+bool TrafficSource::own_next(TrafficFlow&, Time&, std::uint32_t&) {
+  throw std::logic_error("traffic source built with OwnPackets does not override own_next()");
+}
+
 const std::vector<const TrafficModelInfo*>& traffic_models() {
   static const std::vector<const TrafficModelInfo*> models = [] {
     auto m = registered_traffic_models();

@@ -78,48 +78,50 @@ class QdiscRunner {
 
   // One qdisc run at `now`. Never allocates.
   RunResult run(Time now) {
-    RunResult r;
     ++st_.runs;
-    for (;;) {
-      if (r.sent >= cfg_.quota) {
-        r.end = RunEnd::quota;
-        break;
-      }
+    std::uint32_t sent = 0;
+    RunEnd end;
+    for (;;) {  // sent < quota here
       const std::uint32_t room = static_cast<std::uint32_t>(dev_->tx_room());
       if (room == 0) {
-        r.end = RunEnd::device;
+        end = RunEnd::device;
         break;
       }
       // Bulk dequeue: requeued packets first, then the scheduler's.
-      const std::uint32_t want = std::min({room, cfg_.bulk, cfg_.quota - r.sent});
+      const std::uint32_t want = std::min({room, cfg_.bulk, cfg_.quota - sent});
       std::uint32_t n = 0;
-      for (; n < want && held_ > 0; ++n) bulk_[n] = held_pkts_[--held_];
+      if (held_ > 0) [[unlikely]]
+        for (; n < want && held_ > 0; ++n) bulk_[n] = held_pkts_[--held_];
       if (n < want)
         n += static_cast<std::uint32_t>(fq_->dequeue_burst(now, std::span<Packet*>(bulk_).subspan(n, want - n)));
       if (n == 0) {
-        r.end = RunEnd::idle;
+        end = RunEnd::idle;
         break;
       }
       std::uint32_t i = 0;
       for (; i < n; ++i)
         if (!dev_->xmit(*bulk_[i], i + 1 < n)) break;
-      r.sent += i;
-      if (i < n) {
+      sent += i;
+      if (i < n) [[unlikely]] {
         // Keep the refused packet and the rest of the bulk, in order.
         st_.requeues += 1;
         for (std::uint32_t k = n; k-- > i;) held_pkts_[held_++] = bulk_[k];
-        r.end = RunEnd::device;
+        end = RunEnd::device;
         break;
       }
       if (n < want) {  // the scheduler ran dry before the bulk was full
-        r.end = RunEnd::idle;
+        end = RunEnd::idle;
+        break;
+      }
+      if (sent >= cfg_.quota) {
+        end = RunEnd::quota;
         break;
       }
     }
-    st_.packets += r.sent;
-    if (r.sent) ++st_.runs_sending;
-    ++st_.batch[std::min<std::size_t>(r.sent, kBatchHistogramSize - 1)];
-    return r;
+    st_.packets += sent;
+    if (sent) ++st_.runs_sending;
+    ++st_.batch[std::min<std::size_t>(sent, kBatchHistogramSize - 1)];
+    return RunResult{sent, end};
   }
 
   // Packets dequeued from the scheduler and refused by the device, waiting to

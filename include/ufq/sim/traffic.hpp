@@ -173,9 +173,19 @@ class TrafficSource {
   virtual Time init(TrafficFlow& f, TrafficHost& host) = 0;
   // The next packet of `f`: its departure time (0 = none) and its length
   // (preset to --packet-size). False: `f` has nothing more to send.
-  // Default: EDT stamps `gap` apart from `next_stamp` when gap > 0.
-  virtual bool next(TrafficFlow& f, Time& tstamp, std::uint32_t& len) {
-    (void)len;
+  // EDT stamps `gap` apart from `next_stamp` when gap > 0, unless the source
+  // gives packets of its own (own_next()). Not virtual: it is called once per
+  // packet, and every model but the trace replays uses the stamps.
+  bool next(TrafficFlow& f, Time& tstamp, std::uint32_t& len) {
+    if (own_packets_) [[unlikely]] {
+      // Through copies, so that the caller's own stay in registers.
+      Time t = tstamp;
+      std::uint32_t l = len;
+      const bool more = own_next(f, t, l);
+      tstamp = t;
+      len = l;
+      return more;
+    }
     if (f.gap) {
       tstamp = f.next_stamp;
       f.next_stamp += f.gap;
@@ -195,6 +205,18 @@ class TrafficSource {
     (void)f;
     (void)host;
   }
+
+ protected:
+  TrafficSource() = default;
+  // A source whose packets are its own (a trace): next() calls own_next(),
+  // which it must override, instead of stamping `gap` apart.
+  struct OwnPackets {};
+  explicit TrafficSource(OwnPackets) : own_packets_(true) {}
+  // next() for a source built with OwnPackets; same contract as next().
+  virtual bool own_next(TrafficFlow& f, Time& tstamp, std::uint32_t& len);
+
+ private:
+  bool own_packets_ = false;
 };
 
 // Work a run of a model would simulate, for an estimate of a run's size

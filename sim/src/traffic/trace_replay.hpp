@@ -14,7 +14,8 @@ namespace ufq::sim::traffic {
 
 class TraceReplay : public TrafficSource {
  public:
-  explicit TraceReplay(Trace t) : trace_(std::move(t)), per_flow_(trace_.flows), next_(trace_.flows, 0) {
+  explicit TraceReplay(Trace t)
+      : TrafficSource(OwnPackets{}), trace_(std::move(t)), per_flow_(trace_.flows), next_(trace_.flows, 0) {
     for (std::uint32_t k = 0; k < trace_.packets.size(); ++k) per_flow_[trace_.packets[k].flow].push_back(k);
   }
 
@@ -27,7 +28,7 @@ class TraceReplay : public TrafficSource {
     return t > kLead ? t - kLead : 0;
   }
 
-  bool next(TrafficFlow& f, Time& tstamp, std::uint32_t& len) override {
+  bool own_next(TrafficFlow& f, Time& tstamp, std::uint32_t& len) override {
     std::size_t& k = next_[f.slot];
     const auto& mine = per_flow_[f.slot];
     if (k >= mine.size()) return false;

@@ -115,24 +115,16 @@ class EventQueue {
   // schedules into the past is wrong, not slow), and `event` is bound to this
   // queue (also std::logic_error). No allocation once the heap has reached its
   // high-water mark.
-  void schedule(Event& event, Time at) {
-    if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
-    if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
-    const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
-    event.key_ = key;
-    if (event.armed()) {
-      // Moved later: the entry stays, under a smaller key (see above).
-      if (heap_[event.heap_index_].key < key) return;
-      settle();
-      sift_up(event.heap_index_, Entry{key, &event});
-    } else if (root_vacant_) {
-      root_vacant_ = false;
-      sift_down(0, Entry{key, &event});
-    } else {
-      if (n_ + 1 == heap_.size()) [[unlikely]] grow();
-      sift_up(n_++, Entry{key, &event});  // over a sentinel
-    }
-  }
+  void schedule(Event& event, Time at) { schedule_key(event, at, next_seq_++); }
+
+  // Take the sequence number schedule() would give next, for an arm decided
+  // now but made later with schedule_reserved(): the event then runs where it
+  // would have had it been armed now (a clock-event device written several
+  // times in one interrupt is armed once, at the interrupt's end).
+  std::uint64_t reserve_seq() { return next_seq_++; }
+  // schedule(event, at) with the sequence number `seq` from reserve_seq()
+  // (not used for another arm). Same preconditions as schedule().
+  void schedule_reserved(Event& event, Time at, std::uint64_t seq) { schedule_key(event, at, seq); }
 
   // Disarm `event`. Returns whether it was armed (false, doing nothing, for an
   // event bound to another queue). Never allocates.
@@ -196,6 +188,25 @@ class EventQueue {
   static Entry sentinel() { return Entry{~detail::EventKey{0}, nullptr}; }
 
   [[noreturn]] static void bad_time(Time at);
+
+  void schedule_key(Event& event, Time at, std::uint64_t seq) {
+    if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
+    if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
+    const detail::EventKey key = detail::EventKey{at} << 64 | seq;
+    event.key_ = key;
+    if (event.armed()) {
+      // Moved later: the entry stays, under a smaller key (see above).
+      if (heap_[event.heap_index_].key < key) return;
+      settle();
+      sift_up(event.heap_index_, Entry{key, &event});
+    } else if (root_vacant_) {
+      root_vacant_ = false;
+      sift_down(0, Entry{key, &event});
+    } else {
+      if (n_ + 1 == heap_.size()) [[unlikely]] grow();
+      sift_up(n_++, Entry{key, &event});  // over a sentinel
+    }
+  }
   void grow() { heap_.resize(heap_.size() * 2, sentinel()); }
 
   // Settle the vacant root and re-key early entries until the root is the

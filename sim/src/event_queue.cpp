@@ -1,12 +1,17 @@
 #include "ufq/sim/event_queue.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ufq::sim {
 
+EventQueue::EventQueue(Time start) : near_(new Entry[kNearSlots]), now_(start) {
+  far_.resize(kInitialFarSlots, sentinel());
+}
+
 EventQueue::~EventQueue() {
-  // A vacant root's event is already disarmed (and may be gone).
-  for (std::size_t i = root_vacant_ ? 1 : 0; i < n_; ++i) heap_[i].event->heap_index_ = Event::kNotArmed;
+  for (std::uint32_t i = lo_; i < hi_; ++i) near_[i].event->filed_ = Event::kNotFiled;
+  for (std::size_t i = 0; i < n_far_; ++i) far_[i].event->filed_ = Event::kNotFiled;
 }
 
 void EventQueue::bad_time(Time at) {
@@ -17,15 +22,15 @@ void EventQueue::bad_time(Time at) {
 Time EventQueue::next_time() const {
   // Entries may be early (see the header), so ask the events themselves.
   detail::EventKey best = ~detail::EventKey{0};
-  for (std::size_t i = root_vacant_ ? 1 : 0; i < n_; ++i)
-    if (heap_[i].event->key_ < best) best = heap_[i].event->key_;
+  for (std::uint32_t i = lo_; i < hi_; ++i) best = std::min(best, near_[i].event->key_);
+  for (std::size_t i = 0; i < n_far_; ++i) best = std::min(best, far_[i].event->key_);
   return size() ? static_cast<Time>(best >> 64) : kNever;
 }
 
 bool EventQueue::cancel(Event& event) {
   if (!event.armed() || event.queue_ != this) return false;
-  settle();
-  remove_at(event.heap_index_);
+  unfile(event);
+  event.filed_ = Event::kNotFiled;
   return true;
 }
 
@@ -35,12 +40,51 @@ std::uint64_t EventQueue::run() {
   return n;
 }
 
-void EventQueue::remove_at(std::size_t i) {
-  heap_[i].event->heap_index_ = Event::kNotArmed;
-  const Entry last = heap_[--n_];
-  heap_[n_] = sentinel();
-  if (i == n_) return;
-  if (i > 0 && last.key < heap_[(i - 1) / 2].key)
+void EventQueue::recenter() {
+  const std::uint32_t n = hi_ - lo_;
+  const std::uint32_t to = (kNearSlots - n) / 2;
+  Entry* const a = near_.get();
+  if (to < lo_)
+    std::copy(a + lo_, a + hi_, a + to);
+  else
+    std::copy_backward(a + lo_, a + hi_, a + to + n);
+  lo_ = to;
+  hi_ = to + n;
+}
+
+void EventQueue::refill() {
+  const std::size_t n = std::min<std::size_t>(n_far_, kNearMax / 2);
+  lo_ = hi_ = static_cast<std::uint32_t>((kNearSlots - n) / 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    near_[hi_++] = far_[0];
+    remove_far_root();
+  }
+}
+
+void EventQueue::unfile(Event& event) {
+  // Near entries are below every far one.
+  if (lo_ != hi_ && event.filed_ <= near_[hi_ - 1].key) {
+    Entry* const a = near_.get();
+    const std::uint32_t i = static_cast<std::uint32_t>(
+        std::lower_bound(a + lo_, a + hi_, event.filed_, [](const Entry& e, detail::EventKey k) { return e.key < k; }) - a);
+    // Close the gap from the nearer end.
+    if (i - lo_ < hi_ - 1 - i) {
+      std::copy_backward(a + lo_, a + i, a + i + 1);
+      ++lo_;
+    } else {
+      std::copy(a + i + 1, a + hi_, a + i);
+      --hi_;
+    }
+    return;
+  }
+  remove_far_at(event.heap_index_);
+}
+
+void EventQueue::remove_far_at(std::size_t i) {
+  const Entry last = far_[--n_far_];
+  far_[n_far_] = sentinel();
+  if (i == n_far_) return;
+  if (i > 0 && last.key < far_[(i - 1) / 2].key)
     sift_up(i, last);
   else
     sift_down(i, last);

@@ -71,8 +71,18 @@ void HrtimerModel::handle_interrupt() {
   }
   in_irq_ = false;
   next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
+  // The device is written here and often again in irq_exit (the qdisc run
+  // restarts the watchdog): only the last write reaches the queue, with the
+  // sequence number it would have taken, so the run is the same with one
+  // queue operation fewer. Nothing in irq_exit reads the device event.
+  defer_writes_ = true;
   program(earliest_hard_expiry());
   irq_exit_();
+  defer_writes_ = false;
+  if (deferred_arm_)
+    queue_->schedule_reserved(device_event_, deferred_at_, deferred_seq_);
+  else
+    queue_->cancel(device_event_);
 }
 
 void HrtimerModel::force_reprogram() {

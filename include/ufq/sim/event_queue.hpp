@@ -1,37 +1,40 @@
 // The simulator's virtual clock and its pending events.
 //
 // An Event is a callback owned by whoever needs it (a NIC, a traffic source,
-// the clock-event device of an HrtimerModel) and bound to one EventQueue. The
-// queue is an indexed binary heap of {key, event} entries in one reusable
-// vector, padded with a sentinel entry that never wins (a 4-ary heap ran
-// 1.7 % more instructions on the main job): arming,
-// moving and cancelling an event never allocate once the vector has grown to
-// the largest number of simultaneously armed events.
+// the clock-event device of an HrtimerModel) and bound to one EventQueue.
+// Arming, moving and cancelling an event never allocate once the queue has
+// grown to the largest number of simultaneously armed events.
 //
 // Order is total and deterministic: by time, then by the sequence number the
 // event got when it was last armed (so events armed for the same instant run
 // in the order they were armed). Nothing depends on addresses or on wall-clock
 // time, so the same inputs always give the same run. Because no two keys are
-// equal, the run order does not depend on the heap's shape either.
+// equal, the run order does not depend on how the entries are stored either.
 //
-// Speed (docs/simulator.md, "Speed"); each trick keeps that order exactly:
+// Storage (docs/simulator.md, "Speed"): the simulator keeps about 17 events
+// armed, half of each arm's keys landing among the first four, half among
+// the last four. So the earliest (up to kNearMax) entries lie in a sorted
+// array with room on both sides, where the earliest is taken in O(1) and an
+// entry goes in by shifting the nearer end of the array (about two moves, no
+// index to update); the rest, all later than every near entry, lie in a
+// binary heap (far), which a run with thousands of armed events needs. Each
+// trick keeps the order exactly:
 //  * the key is one 128-bit number, time above sequence, so an entry compares
 //    in two instructions;
-//  * most events arm one new event from their callback, so the entry that has
-//    just run is not removed at once: its slot at the root stays vacant until
-//    the next operation, and an arm fills it with one sift-down instead of a
-//    removal's sift-down plus an insertion's sift-up;
+//  * when the near array runs empty, the earliest far entries move into it;
 //  * an armed event moved later (a clock-event device reprogrammed for a later
 //    timer, several times between firings) keeps its entry where it is, under
-//    its old, smaller key; the event holds its true key. Such an entry only
-//    surfaces earlier than its event is due, and is then re-keyed and sifted
-//    down once, however many moves it had. Every other entry's key is at most
-//    its event's, so a root whose key is true is the earliest event.
+//    its old, smaller key (Event::filed_); the event holds its true key. Such
+//    an entry only surfaces earlier than its event is due, and is then filed
+//    again under its true key, however many moves it had. Every entry's key
+//    is at most its event's, so a front entry whose key is true is the
+//    earliest event.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -67,7 +70,7 @@ class Event {
 
   // True from schedule() until the event runs or is cancelled. While the
   // callback runs the event is no longer armed, so the callback may re-arm it.
-  bool armed() const { return heap_index_ != kNotArmed; }
+  bool armed() const { return filed_ != kNotFiled; }
 
   // The time the event will run at. Precondition: armed().
   Time when() const { return static_cast<Time>(key_ >> 64); }
@@ -84,12 +87,14 @@ class Event {
 
  private:
   friend class EventQueue;
-  static constexpr std::size_t kNotArmed = ~std::size_t{0};
+  // No key has it: the time kNever cannot be armed.
+  static constexpr detail::EventKey kNotFiled = ~detail::EventKey{0};
   static void call_callback(void* self) { static_cast<Event*>(self)->callback_(); }
 
-  detail::EventKey key_ = 0;  // while armed: its true key (its entry's may be smaller)
+  detail::EventKey key_ = 0;          // while armed: its true key
+  detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
   EventQueue* queue_;
-  std::size_t heap_index_ = kNotArmed;  // position in EventQueue::heap_
+  std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
   Fn fn_;
   void* context_;
   Callback callback_;  // the std::function form's callback (fn_ calls it)
@@ -98,7 +103,7 @@ class Event {
 class EventQueue {
  public:
   // Virtual time starts at `start`.
-  explicit EventQueue(Time start = 0) : now_(start) { heap_.resize(kInitialSlots, sentinel()); }
+  explicit EventQueue(Time start = 0);
   // Disarms every event still armed (their destructors then do nothing).
   ~EventQueue();
   EventQueue(const EventQueue&) = delete;
@@ -113,33 +118,25 @@ class EventQueue {
   // after every event already armed for the same instant. Preconditions:
   // now() <= at < kNever (throws std::logic_error otherwise: a simulation that
   // schedules into the past is wrong, not slow), and `event` is bound to this
-  // queue (also std::logic_error). No allocation once the heap has reached its
-  // high-water mark.
-  void schedule(Event& event, Time at) {
-    if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
-    if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
-    const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
-    event.key_ = key;
-    if (event.armed()) {
-      // Moved later: the entry stays, under a smaller key (see above).
-      if (heap_[event.heap_index_].key < key) return;
-      settle();
-      sift_up(event.heap_index_, Entry{key, &event});
-    } else if (root_vacant_) {
-      root_vacant_ = false;
-      sift_down(0, Entry{key, &event});
-    } else {
-      if (n_ + 1 == heap_.size()) [[unlikely]] grow();
-      sift_up(n_++, Entry{key, &event});  // over a sentinel
-    }
-  }
+  // queue (also std::logic_error). No allocation once the queue has reached
+  // its high-water mark.
+  void schedule(Event& event, Time at) { schedule_key<true>(event, at, next_seq_++); }
+
+  // Take the sequence number schedule() would give next, for an arm decided
+  // now but made later with schedule_reserved(): the event then runs where it
+  // would have had it been armed now (a clock-event device written several
+  // times in one interrupt is armed once, at the interrupt's end).
+  std::uint64_t reserve_seq() { return next_seq_++; }
+  // schedule(event, at) with the sequence number `seq` from reserve_seq()
+  // (not used for another arm). Same preconditions as schedule().
+  void schedule_reserved(Event& event, Time at, std::uint64_t seq) { schedule_key<false>(event, at, seq); }
 
   // Disarm `event`. Returns whether it was armed (false, doing nothing, for an
   // event bound to another queue). Never allocates.
   bool cancel(Event& event);
 
   // Number of armed events.
-  std::size_t size() const { return n_ - (root_vacant_ ? 1 : 0); }
+  std::size_t size() const { return hi_ - lo_ + n_far_; }
   bool empty() const { return size() == 0; }
 
   // Time of the earliest armed event, kNever when none.
@@ -150,18 +147,14 @@ class EventQueue {
   // the same order (every event armed from now on comes after it anyway). May
   // be true for an event moved later (conservative). O(1).
   bool maybe_due_now() const {
-    // Past the last entry lies the sentinel, never due.
-    if (!root_vacant_) return static_cast<Time>(heap_[0].key >> 64) <= now_;
-    return static_cast<Time>(heap_[1].key >> 64) <= now_ || static_cast<Time>(heap_[2].key >> 64) <= now_;
+    // The earliest entry's key is at most every armed event's.
+    const Entry* f = front();
+    return f && static_cast<Time>(f->key >> 64) <= now_;
   }
 
   // Run the earliest event: advance now() to its time, disarm it, call its
   // callback. Returns false (doing nothing) when no event is armed.
-  bool run_next() {
-    if (!surface()) return false;
-    run_root();
-    return true;
-  }
+  bool run_next() { return run_first(~detail::EventKey{0}); }
 
   // Run every event due at or before `limit`, including those that callbacks
   // arm within the limit, then advance now() to `limit`. Returns how many ran.
@@ -170,7 +163,7 @@ class EventQueue {
     if (limit < now_ || limit == kNever) throw std::logic_error("EventQueue::run_until: bad limit");
     const detail::EventKey last = detail::EventKey{limit} << 64 | ~std::uint64_t{0};
     std::uint64_t n = 0;
-    for (const Entry* root; (root = surface()) && root->key <= last; ++n) run_root();
+    while (run_first(last)) ++n;
     now_ = limit;
     return n;
   }
@@ -182,46 +175,138 @@ class EventQueue {
   // Events run since construction.
   std::uint64_t events_run() const { return events_run_; }
 
-  // Pre-size the heap for `n` simultaneously armed events.
+  // Pre-size the queue for `n` simultaneously armed events.
   void reserve(std::size_t n) {
-    if (n + 1 > heap_.size()) heap_.resize(n + 1, sentinel());
+    if (n + 1 > far_.size()) far_.resize(n + 1, sentinel());
   }
 
  private:
   struct Entry {
-    detail::EventKey key;  // at most event->key_ (equal unless the event was moved later)
+    detail::EventKey key;  // the event's filed_
     Event* event;
   };
-  static constexpr std::size_t kInitialSlots = 64;  // entries + the sentinel
+  // The near array: at most kNearMax entries, in kNearSlots slots so that
+  // entries can go in at either end; recentred when an end is reached.
+  static constexpr std::uint32_t kNearMax = 32;
+  static constexpr std::uint32_t kNearSlots = 256;
+  static constexpr std::size_t kInitialFarSlots = 64;  // entries + the sentinel
   static Entry sentinel() { return Entry{~detail::EventKey{0}, nullptr}; }
 
   [[noreturn]] static void bad_time(Time at);
-  void grow() { heap_.resize(heap_.size() * 2, sentinel()); }
 
-  // Settle the vacant root and re-key early entries until the root is the
-  // earliest armed event; nullptr when none is armed.
-  const Entry* surface() {
-    settle();
-    while (n_ > 0) {
-      Entry& root = heap_[0];
-      if (root.key == root.event->key_) [[likely]] return &root;
-      sift_down(0, Entry{root.event->key_, root.event});
+  // kFresh: `seq` is the newest sequence number (schedule()), so the entry
+  // comes after every entry of its time and comparing times is enough.
+  template <bool kFresh>
+  void schedule_key(Event& event, Time at, std::uint64_t seq) {
+    if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
+    if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
+    const detail::EventKey key = detail::EventKey{at} << 64 | seq;
+    event.key_ = key;
+    // Armed and moved later (or to the same time): the entry stays, under a
+    // smaller key (see above). Not armed: filed_ is above every key.
+    if (event.filed_ < key) return;
+    if (event.filed_ != Event::kNotFiled) unfile(event);  // moved earlier
+    event.filed_ = key;
+    file<kFresh>(Entry{key, &event});
+  }
+
+  static Time time_of(detail::EventKey key) { return static_cast<Time>(key >> 64); }
+  const Entry* front() const {
+    if (lo_ != hi_) [[likely]] return &near_[lo_];
+    return n_far_ ? &far_[0] : nullptr;
+  }
+  // Whether `e` comes before an entry keyed `k` (see kFresh).
+  template <bool kFresh>
+  static bool before(const Entry& e, detail::EventKey k) {
+    if constexpr (kFresh) return time_of(e.key) < time_of(k);
+    return e.key < k;
+  }
+
+  // Run the earliest event if its key is at most `last`; false otherwise or
+  // when none is armed. An entry of an event moved later is filed again first.
+  bool run_first(detail::EventKey last) {
+    for (;;) {
+      if (lo_ == hi_) [[unlikely]] {
+        if (n_far_ == 0) return false;
+        refill();
+      }
+      const Entry& f = near_[lo_];
+      if (f.key > last) return false;
+      Event& event = *f.event;
+      ++lo_;
+      if (f.key != event.key_) [[unlikely]] {
+        event.filed_ = event.key_;
+        file<false>(Entry{event.key_, &event});
+        continue;
+      }
+      now_ = static_cast<Time>(event.key_ >> 64);
+      event.filed_ = Event::kNotFiled;
+      ++events_run_;
+      event.fn_(event.context_);
+      return true;
     }
-    return nullptr;
   }
-  // Run the root (surfaced): its slot stays vacant until the next operation.
-  void run_root() {
-    Event& event = *heap_[0].event;
-    now_ = static_cast<Time>(event.key_ >> 64);
-    event.heap_index_ = Event::kNotArmed;
-    root_vacant_ = true;
-    ++events_run_;
-    event.fn_(event.context_);
+  // The near array is empty: move the earliest far entries into it, so that
+  // the entries armed next go to the near array again.
+  void refill();
+
+  // Add `e` (its event not filed elsewhere): to the near array when it comes
+  // before every far entry, else (or when it would be the near array's
+  // latest with the array full) to the far heap; a full near array hands its
+  // latest entry to the far heap.
+  template <bool kFresh>
+  void file(Entry e) {
+    if (n_far_ != 0 && !before<kFresh>(e, far_[0].key)) [[unlikely]] {
+      far_push(e);
+      return;
+    }
+    if (hi_ - lo_ == kNearMax) [[unlikely]] {
+      if (!before<kFresh>(e, near_[hi_ - 1].key)) {
+        far_push(e);
+        return;
+      }
+      far_push(near_[--hi_]);
+    }
+    near_insert<kFresh>(e);
   }
 
-  // Place `moving` at slot i or above it (its key is at most the old one's).
+  // Insert into the near array (not full), shifting its nearer half.
+  template <bool kFresh>
+  void near_insert(Entry e) {
+    Entry* const a = near_.get();
+    const std::uint32_t lo = lo_, hi = hi_;
+    if (lo == hi) {
+      lo_ = kNearSlots / 2;
+      hi_ = lo_ + 1;
+      a[lo_] = e;
+      return;
+    }
+    // The middle entry bounds both loops (keys are unique).
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (before<kFresh>(e, a[mid].key)) {
+      if (lo == 0) [[unlikely]] return recenter(), near_insert<kFresh>(e);
+      Entry* p = a + lo - 1;
+      lo_ = lo - 1;
+      for (; !before<kFresh>(e, p[1].key); ++p) p[0] = p[1];
+      *p = e;
+    } else {
+      if (hi == kNearSlots) [[unlikely]] return recenter(), near_insert<kFresh>(e);
+      Entry* p = a + hi;
+      hi_ = hi + 1;
+      for (; before<kFresh>(e, p[-1].key); --p) p[0] = p[-1];
+      *p = e;
+    }
+  }
+  void recenter();
+  void unfile(Event& event);  // remove its entry (near or far)
+
+  void far_push(Entry e) {
+    if (n_far_ + 1 == far_.size()) [[unlikely]] far_.resize(far_.size() * 2, sentinel());
+    sift_up(n_far_++, e);  // over a sentinel
+  }
+  // Place `moving` at slot i of the far heap or above it (its key is at most the old one's).
   void sift_up(std::size_t i, Entry moving) {
-    Entry* const h = heap_.data();
+    Entry* const h = far_.data();
     while (i > 0) {
       const std::size_t parent = (i - 1) / 2;
       if (h[parent].key < moving.key) break;
@@ -235,8 +320,8 @@ class EventQueue {
   // Place `moving` at slot i or below it. Both children of any entry exist
   // (slots past the last entry hold the sentinel, which never wins).
   void sift_down(std::size_t i, Entry moving) {
-    Entry* const h = heap_.data();
-    const std::size_t n = n_;
+    Entry* const h = far_.data();
+    const std::size_t n = n_far_;
     for (std::size_t c; (c = 2 * i + 1) < n; i = c) {
       c += h[c + 1].key < h[c].key;
       if (moving.key < h[c].key) break;
@@ -246,29 +331,21 @@ class EventQueue {
     h[i] = moving;
     moving.event->heap_index_ = i;
   }
-  // Remove the vacant root entry, if any (the event that ran last and armed nothing).
-  void settle() {
-    if (root_vacant_) {
-      root_vacant_ = false;
-      remove_root();
-    }
-  }
-  void remove_root() {
-    const Entry last = heap_[--n_];
-    heap_[n_] = sentinel();
-    if (n_ > 0) sift_down(0, last);
-  }
-  void remove_at(std::size_t i);
+  void remove_far_root() { remove_far_at(0); }
+  void remove_far_at(std::size_t i);
 
   friend class Event;
-  // heap_[0, n_) is the heap; heap_[n_, size) hold the sentinel (at least one,
-  // so that an entry's second child can be read without a bound check).
-  std::vector<Entry> heap_;
-  std::size_t n_ = 0;
+  // near_[lo_, hi_) holds the near entries in key order; far_[0, n_far_) is
+  // the far heap, far_[n_far_, size) hold the sentinel (at least one, so that
+  // an entry's second child can be read without a bound check). Every near
+  // key is below every far key.
+  std::unique_ptr<Entry[]> near_;
+  std::uint32_t lo_ = kNearSlots / 2, hi_ = kNearSlots / 2;
+  std::vector<Entry> far_;
+  std::size_t n_far_ = 0;
   Time now_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_run_ = 0;
-  bool root_vacant_ = false;  // heap_[0] is the entry of the event that ran last (disarmed)
 };
 
 inline Event::~Event() {

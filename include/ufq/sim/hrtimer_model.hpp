@@ -171,6 +171,12 @@ class HrtimerModel {
   const Hrtimer* next_timer_ = nullptr;  // the timer expires_next_ was taken from
   std::uint64_t next_seq_ = 0;
   bool in_irq_ = false;
+  // While the handler's irq_exit runs, device writes only record the last
+  // one (program); it is made on the queue once irq_exit returns.
+  bool defer_writes_ = false;
+  bool deferred_arm_ = false;
+  Time deferred_at_ = 0;
+  std::uint64_t deferred_seq_ = 0;
   HrtimerStats stats_;
   sim::Hook<> irq_exit_;
 };
@@ -204,19 +210,27 @@ inline void HrtimerModel::enqueue(Hrtimer& timer) {
 
 inline void HrtimerModel::program(Time expiry) {
   expires_next_ = expiry;
-  if (expiry == kNever) {
+  // An interrupt already pending (irq_event_): a firing now would merge with
+  // it, and the handler writes the device again when it finishes.
+  const bool arm = expiry != kNever && !irq_event_.armed();
+  if (expiry == kNever)
     ++stats_.device_stops;
-    queue_->cancel(device_event_);
+  else
+    ++stats_.reprograms;
+  if (defer_writes_) {
+    // From the handler's end to its irq_exit's: the last write wins, armed
+    // with the sequence number it would have had (handle_interrupt).
+    deferred_arm_ = arm;
+    if (arm) {
+      deferred_at_ = std::max(expiry, queue_->now());
+      deferred_seq_ = queue_->reserve_seq();
+    }
     return;
   }
-  ++stats_.reprograms;
-  if (irq_event_.armed()) {
-    // An interrupt is already pending: a firing now would merge with it, and
-    // the handler writes the device again when it finishes.
-    queue_->cancel(device_event_);
-  } else {
+  if (arm)
     queue_->schedule(device_event_, std::max(expiry, queue_->now()));
-  }
+  else
+    queue_->cancel(device_event_);
 }
 
 }  // namespace ufq::sim

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -174,7 +175,17 @@ TEST(EventQueue, TheEventThatRanIsGoneAtOnce) {
 // A random program of arms, moves and cancels, many at equal times, run against
 // the heap and against a linear-scan reference of the same contract.
 struct RandomProgram {
-  static constexpr int kEvents = 40;
+  // Armed at once: at most this many. 40 passes the queue's 32 near slots now
+  // and then; the many-events tests below set 300 (most entries in the heap).
+  static inline int events = 40;
+  // > 0: one arm in `reserved` is decided early with reserve_seq() and made
+  // at the callback's end with schedule_reserved() (the hrtimer's deferred
+  // device write), after the callback's other arms.
+  static inline int reserved = 0;
+  // Actions per callback: 0 .. actions-1 (mean 1 keeps about a dozen armed;
+  // 6 keeps about a third of `events` armed).
+  static inline int actions = 3;
+  static inline std::size_t most_armed = 0;  // the queue's largest size() in the last run
   // Spread > 0: a quarter of the arms go up to `spread` ns ahead (far events,
   // often moved back near), the rest within 8 ns (ties).
   static inline Time spread = 0;
@@ -183,19 +194,24 @@ struct RandomProgram {
     return spread && r % 4 == 0 ? (r >> 8) % spread : r % 8;
   }
 
-  template <class Schedule, class Cancel, class Now>
+  template <class Schedule, class Cancel, class Now, class Reserve, class ScheduleReserved>
   static void step(std::mt19937_64& rng, int self, Schedule&& schedule, Cancel&& cancel, Now&& now,
-                   std::vector<Record>& trace) {
+                   Reserve&& reserve, ScheduleReserved&& schedule_reserved, std::vector<Record>& trace) {
     trace.push_back({now(), self});
-    const int actions = static_cast<int>(rng() % 3);
-    for (int k = 0; k < actions; ++k) {
-      const int target = static_cast<int>(rng() % kEvents);
+    const bool defer = reserved > 0 && rng() % static_cast<std::uint64_t>(reserved) == 0;
+    const std::uint64_t seq = defer ? reserve() : 0;
+    const int deferred = defer ? static_cast<int>(rng() % events) : -1;
+    const Time deferred_at = defer ? now() + delay(rng) : 0;
+    const int n = static_cast<int>(rng() % static_cast<std::uint64_t>(actions));
+    for (int k = 0; k < n; ++k) {
+      const int target = static_cast<int>(rng() % events);
       if (rng() % 4 == 0) {
         cancel(target);
       } else {
         schedule(target, now() + delay(rng));  // few distinct times: many ties
       }
     }
+    if (defer) schedule_reserved(deferred, deferred_at, seq);
   }
 };
 
@@ -204,17 +220,22 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
   EventQueue q;
   std::vector<Record> trace;
   std::vector<std::unique_ptr<Event>> ev;
-  for (int i = 0; i < RandomProgram::kEvents; ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
+  for (int i = 0; i < RandomProgram::events; ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
   auto schedule = [&](int i, Time t) { q.schedule(*ev[static_cast<std::size_t>(i)], t); };
   auto cancel = [&](int i) { q.cancel(*ev[static_cast<std::size_t>(i)]); };
   auto now = [&] { return q.now(); };
-  for (int i = 0; i < RandomProgram::kEvents; ++i) {
+  auto reserve = [&] { return q.reserve_seq(); };
+  auto schedule_reserved = [&](int i, Time t, std::uint64_t seq) {
+    q.schedule_reserved(*ev[static_cast<std::size_t>(i)], t, seq);
+  };
+  for (int i = 0; i < RandomProgram::events; ++i) {
     ev[static_cast<std::size_t>(i)]->set_callback(
-        [&, i] { RandomProgram::step(rng, i, schedule, cancel, now, trace); });
+        [&, i] { RandomProgram::step(rng, i, schedule, cancel, now, reserve, schedule_reserved, trace); });
     schedule(i, RandomProgram::delay(rng));
   }
-  for (std::uint64_t s = 0; s < steps && q.run_next(); ++s) {
-  }
+  RandomProgram::most_armed = 0;
+  for (std::uint64_t s = 0; s < steps && q.run_next(); ++s)
+    RandomProgram::most_armed = std::max(RandomProgram::most_armed, q.size());
   return trace;
 }
 
@@ -225,17 +246,19 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
     Time time = 0;
     std::uint64_t seq = 0;
   };
-  std::vector<Slot> slots(RandomProgram::kEvents);
+  std::vector<Slot> slots(RandomProgram::events);
   std::uint64_t next_seq = 0;
   Time current = 0;
   std::vector<Record> trace;
   auto schedule = [&](int i, Time t) { slots[static_cast<std::size_t>(i)] = {true, t, next_seq++}; };
   auto cancel = [&](int i) { slots[static_cast<std::size_t>(i)].armed = false; };
   auto now = [&] { return current; };
-  for (int i = 0; i < RandomProgram::kEvents; ++i) schedule(i, RandomProgram::delay(rng));
+  auto reserve = [&] { return next_seq++; };
+  auto schedule_reserved = [&](int i, Time t, std::uint64_t seq) { slots[static_cast<std::size_t>(i)] = {true, t, seq}; };
+  for (int i = 0; i < RandomProgram::events; ++i) schedule(i, RandomProgram::delay(rng));
   for (std::uint64_t s = 0; s < steps; ++s) {
     int best = -1;
-    for (int i = 0; i < RandomProgram::kEvents; ++i) {
+    for (int i = 0; i < RandomProgram::events; ++i) {
       const Slot& c = slots[static_cast<std::size_t>(i)];
       if (!c.armed) continue;
       const Slot* b = best < 0 ? nullptr : &slots[static_cast<std::size_t>(best)];
@@ -244,7 +267,7 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
     if (best < 0) break;
     current = slots[static_cast<std::size_t>(best)].time;
     slots[static_cast<std::size_t>(best)].armed = false;
-    RandomProgram::step(rng, best, schedule, cancel, now, trace);
+    RandomProgram::step(rng, best, schedule, cancel, now, reserve, schedule_reserved, trace);
   }
   return trace;
 }
@@ -271,6 +294,55 @@ TEST(EventQueue, FarAndNearEventsEqualToLinearReference) {
   expect_equal_to_reference(1'000'000);
   expect_equal_to_reference(100'000);
   RandomProgram::spread = 0;
+}
+
+// Hundreds armed at once: most entries beyond the near array, so arms fall
+// into the heap, the near array fills and spills its last entry, refills from
+// the heap when it runs empty, and events move between the two.
+TEST(EventQueue, ManyArmedEventsEqualToLinearReference) {
+  RandomProgram::events = 300;
+  RandomProgram::actions = 6;
+  for (Time spread : {0, 1'000, 1'000'000}) {
+    expect_equal_to_reference(spread);
+    EXPECT_GT(RandomProgram::most_armed, 64u) << "spread " << spread;
+  }
+  RandomProgram::actions = 3;
+  RandomProgram::events = 40;
+  RandomProgram::spread = 0;
+}
+
+// Arms decided early and made late (reserve_seq, schedule_reserved) run where
+// an arm made at the reservation would have, among ties and moves.
+TEST(EventQueue, ReservedSequenceNumbersEqualToLinearReference) {
+  RandomProgram::reserved = 2;
+  for (int events : {40, 300}) {
+    RandomProgram::events = events;
+    RandomProgram::actions = events > 40 ? 6 : 3;
+    expect_equal_to_reference(0);
+    expect_equal_to_reference(1'000);
+    expect_equal_to_reference(1'000'000);
+  }
+  RandomProgram::actions = 3;
+  RandomProgram::reserved = 0;
+  RandomProgram::events = 40;
+  RandomProgram::spread = 0;
+}
+
+// A reserved number places the event before arms made after the reservation
+// at the same instant, and after those made before it.
+TEST(EventQueue, ReservedArmRunsInItsReservedPlace) {
+  EventQueue q;
+  std::vector<int> order;
+  Event a(q, [&] { order.push_back(1); });
+  Event b(q, [&] { order.push_back(2); });
+  Event c(q, [&] { order.push_back(3); });
+  q.schedule(a, 10);
+  const std::uint64_t seq = q.reserve_seq();
+  q.schedule(c, 10);
+  q.schedule_reserved(b, 10, seq);
+  q.run();
+  const std::vector<int> want{1, 2, 3};
+  EXPECT_EQ(order, want);
 }
 
 // A callback may run at its own end what it would arm for now() only when no

@@ -902,9 +902,14 @@ class FqScheduler::Impl {
     FlowList* head = kNew ? &b.new_flows : &b.old_flows;
     if (f->credit <= 0) {
       f->credit = wrap_add(f->credit, cfg_.quantum);
-      head->first = f->next;
-      add_tail(fi, FlowState::old_list);
-      return nullptr;
+      // The old list's only flow: moving it to the tail leaves the list as
+      // it is (first = last = fi, the state old_list), so the same flow is
+      // visited next; with credit now, that visit follows here.
+      if (kNew || f->next != kNil || f->credit <= 0) {
+        head->first = f->next;
+        add_tail(fi, FlowState::old_list);
+        return nullptr;
+      }
     }
     Packet* p = peek(f);
     if (!p) {

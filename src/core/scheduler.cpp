@@ -576,6 +576,10 @@ class FqScheduler::Impl {
 
   void dequeue_packet(Flow* f, Packet* p) {
     unlink_packet(f, p);
+    count_dequeue(p);
+  }
+  // dequeue_packet()'s counts, the packet unlinked.
+  UFQ_INLINE void count_dequeue(const Packet* p) {
     st_.backlog -= p->len;
     --qlen_;
     st_.bytes += p->len;
@@ -1142,6 +1146,38 @@ class FqScheduler::Impl {
     }
     for (std::uint32_t fi; (fi = b.old_flows.first) != kNil;) {
       Flow* f = &flows_[fi];
+      if (f->credit > 0 && !f->has_ooo && f->tail) [[likely]] {
+        // visit_flow_5_7<false>() while the flow sends, with its FIFO's
+        // tail in a register (each packet's stores could alias f->tail);
+        // the same decisions: send while due and in credit, a throttle when
+        // the head is not due; the rest (credit used, empty) below.
+        Packet* tail = f->tail;
+        for (;;) {
+          Packet* p = tail->next_;
+          const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
+          if (now < tnp) {
+            b.old_flows.first = f->next;
+            set_throttled(fi, f, now, tnp);
+            break;
+          }
+          mark_departure(p, now, tnp);
+          if (p == tail) {
+            tail = nullptr;
+            f->tail = nullptr;
+          } else {
+            tail->next_ = p->next_;
+          }
+          p->next_ = nullptr;
+          count_dequeue(p);
+          --f->qlen;
+          f->credit = wrap_sub(f->credit, p->len);
+          pace(f, p, now);
+          out[n++] = p;
+          if (n == cap || qlen_ == 0) return n;
+          if (f->credit <= 0 || !tail) break;
+        }
+        if (state(f) == FlowState::throttled) continue;
+      }
       while (Packet* p = visit_flow_5_7<false>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;

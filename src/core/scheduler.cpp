@@ -1152,12 +1152,14 @@ class FqScheduler::Impl {
         // the same decisions: send while due and in credit, a throttle when
         // the head is not due; the rest (credit used, empty) below.
         Packet* tail = f->tail;
+        bool throttled = false;
         for (;;) {
           Packet* p = tail->next_;
           const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
           if (now < tnp) {
             b.old_flows.first = f->next;
             set_throttled(fi, f, now, tnp);
+            throttled = true;
             break;
           }
           mark_departure(p, now, tnp);
@@ -1176,7 +1178,15 @@ class FqScheduler::Impl {
           if (n == cap || qlen_ == 0) return n;
           if (f->credit <= 0 || !tail) break;
         }
-        if (state(f) == FlowState::throttled) continue;
+        if (throttled) continue;
+        if (f->credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
+          f->credit = wrap_add(f->credit, cfg_.quantum);
+          if (f->next != kNil || f->credit <= 0) {
+            b.old_flows.first = f->next;
+            append(b.old_flows, fi, FlowState::old_list);
+            continue;
+          }
+        }
       }
       while (Packet* p = visit_flow_5_7<false>(b, fi, f, now)) {
         out[n++] = p;

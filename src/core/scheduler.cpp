@@ -56,6 +56,10 @@ std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
 inline constexpr std::uint32_t kNil = 0xFFFFFFFFU;
 inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's index
 inline constexpr FlowState kFree = static_cast<FlowState>(0xFF);  // state of a pooled flow
+// The key of a pooled flow: odd, a hashed flow's form, so never a socket's
+// (id << 1, even). An owner whose flow was freed (GC, reset) still names it
+// in its hint; the hint's key test alone then fails on the enqueue's common path.
+inline constexpr std::uint64_t kFreeKey = 1;
 inline constexpr std::size_t kGcMax57 = 8;
 inline constexpr std::size_t kGcMaxLatest = 64;
 
@@ -179,6 +183,7 @@ class FqScheduler::Impl {
     if (f->has_ooo) ooo_.release(idx(f));
     f->has_ooo = false;
     f->state = kFree;
+    f->key = kFreeKey;
     f->next = free_;
     free_ = idx(f);
   }
@@ -242,7 +247,7 @@ class FqScheduler::Impl {
     const std::uint32_t i = owner->flow_hint_;
     if (i >= flow_slots_) return false;
     Flow* f = &flows_[i];
-    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->key != owner->id << 1 || f->socket_hash != owner->hash_generation) return false;  // kFreeKey: not kFree
     if (f->qlen >= cfg_.flow_limit) return false;
     const bool detached = state(f) == FlowState::detached;
     Packet* tail = detached ? nullptr : f->tail;
@@ -272,7 +277,7 @@ class FqScheduler::Impl {
     const std::uint32_t i = owner->flow_hint_;
     if (i >= flow_slots_) return false;
     Flow* f = &flows_[i];
-    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->key != owner->id << 1 || f->socket_hash != owner->hash_generation) return false;  // kFreeKey: not kFree
     if (f->qlen >= cfg_.flow_limit) return false;
     if (!common_case_possible(now)) return false;
     if (state(f) == FlowState::detached) return false;  // activation: a call, and rare here

@@ -948,7 +948,12 @@ class FqScheduler::Impl {
   void mark_departure(Packet* p, Time now, Time tnp) {
     detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
-  UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
+  // detail::pace(); a packet with a departure time changes nothing without
+  // pacing or a maxrate (edt_unpaced_): one test for that common case.
+  UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) {
+    if (edt_unpaced_ && p->tstamp != 0) return;
+    detail::pace(*f, *p, now, cfg_, st_);
+  }
 
   // ---------------------------------------------------------------- bursts
   // docs/architecture.md#batched-calls. The decisions are those of the single
@@ -1308,6 +1313,7 @@ class FqScheduler::Impl {
     horizon_ns_ = d.horizon_ns;
     offload_ns_ = d.offload_ns;
     adaptive_ = cfg.adaptive_slack();
+    edt_unpaced_ = !cfg.pacing || cfg.maxrate == kUnlimitedRate;
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
     jiffy_start_ = jiffies_ = 0;
   }
@@ -1441,6 +1447,7 @@ class FqScheduler::Impl {
   ThrottledSet delayed_;
   DeadlineHeap deadlines_;  // adaptive slack only
   bool adaptive_ = false;   // cfg_.adaptive_slack()
+  bool edt_unpaced_ = true;  // !cfg_.pacing || cfg_.maxrate unlimited: pace() leaves a stamped packet's flow alone
   // Some entry of delayed_ may be stale (a flow left the set early:
   // unset_throttled()); until then every entry is live, its flow's only one.
   bool maybe_stale_ = false;

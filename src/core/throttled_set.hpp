@@ -464,7 +464,7 @@ class ThrottledSet {
   const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
   // Field by field: an Entry built first went through the stack.
   void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
+    if (lane_size_ > lane_mask_) [[unlikely]] grow_lane();  // full: size == mask + 1
     Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
     e.t = t;
     e.seq = seq;

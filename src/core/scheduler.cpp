@@ -56,6 +56,10 @@ std::int32_t wrap_sub(std::int32_t a, std::uint32_t b) {
 inline constexpr std::uint32_t kNil = 0xFFFFFFFFU;
 inline constexpr std::uint32_t kInternal = 0xFFFFFFFEU;  // the internal queue's index
 inline constexpr FlowState kFree = static_cast<FlowState>(0xFF);  // state of a pooled flow
+// The key of a pooled flow: odd, a hashed flow's form, so never a socket's
+// (id << 1, even). An owner whose flow was freed (GC, reset) still names it
+// in its hint; the hint's key test alone then fails on the enqueue's common path.
+inline constexpr std::uint64_t kFreeKey = 1;
 inline constexpr std::size_t kGcMax57 = 8;
 inline constexpr std::size_t kGcMaxLatest = 64;
 
@@ -179,6 +183,7 @@ class FqScheduler::Impl {
     if (f->has_ooo) ooo_.release(idx(f));
     f->has_ooo = false;
     f->state = kFree;
+    f->key = kFreeKey;
     f->next = free_;
     free_ = idx(f);
   }
@@ -192,16 +197,12 @@ class FqScheduler::Impl {
     return enqueue_any(pkt, now);  // a tail call: the common case saves no registers
   }
 
-  // The public enqueue(), one function per compat: each common path then has
-  // a frame of its own (in one shared function every 5.7 packet saved and
-  // restored the four registers the latest path's common case uses).
+  // The public enqueue(), one path per compat: latest's common path has a
+  // frame of its own (in one shared function every 5.7 packet saved and
+  // restored the four registers it uses); 5.7's, which needs none, is
+  // inlined in the public enqueue() itself.
   [[gnu::noinline]] Verdict enqueue_one_latest(Packet& pkt, Time now) {
     if (enqueue_common(pkt, now)) [[likely]]
-      return Verdict::queued;
-    return enqueue_any(pkt, now);
-  }
-  [[gnu::noinline]] Verdict enqueue_one_5_7(Packet& pkt, Time now) {
-    if (enqueue_common_5_7(pkt, now)) [[likely]]
       return Verdict::queued;
     return enqueue_any(pkt, now);
   }
@@ -246,7 +247,7 @@ class FqScheduler::Impl {
     const std::uint32_t i = owner->flow_hint_;
     if (i >= flow_slots_) return false;
     Flow* f = &flows_[i];
-    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->key != owner->id << 1 || f->socket_hash != owner->hash_generation) return false;  // kFreeKey: not kFree
     if (f->qlen >= cfg_.flow_limit) return false;
     const bool detached = state(f) == FlowState::detached;
     Packet* tail = detached ? nullptr : f->tail;
@@ -276,7 +277,7 @@ class FqScheduler::Impl {
     const std::uint32_t i = owner->flow_hint_;
     if (i >= flow_slots_) return false;
     Flow* f = &flows_[i];
-    if (f->key != owner->id << 1 || f->state == kFree || f->socket_hash != owner->hash_generation) return false;
+    if (f->key != owner->id << 1 || f->socket_hash != owner->hash_generation) return false;  // kFreeKey: not kFree
     if (f->qlen >= cfg_.flow_limit) return false;
     if (!common_case_possible(now)) return false;
     if (state(f) == FlowState::detached) return false;  // activation: a call, and rare here
@@ -580,6 +581,10 @@ class FqScheduler::Impl {
 
   void dequeue_packet(Flow* f, Packet* p) {
     unlink_packet(f, p);
+    count_dequeue(p);
+  }
+  // dequeue_packet()'s counts, the packet unlinked.
+  UFQ_INLINE void count_dequeue(const Packet* p) {
     st_.backlog -= p->len;
     --qlen_;
     st_.bytes += p->len;
@@ -737,7 +742,7 @@ class FqScheduler::Impl {
     }
   }
 
-  void arm_watchdog() {
+  UFQ_INLINE void arm_watchdog() {
     if (time_next_delayed_flow_ == kNever) return;
     if (!adaptive_) [[likely]] {
       watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
@@ -906,9 +911,14 @@ class FqScheduler::Impl {
     FlowList* head = kNew ? &b.new_flows : &b.old_flows;
     if (f->credit <= 0) {
       f->credit = wrap_add(f->credit, cfg_.quantum);
-      head->first = f->next;
-      add_tail(fi, FlowState::old_list);
-      return nullptr;
+      // The old list's only flow: moving it to the tail leaves the list as
+      // it is (first = last = fi, the state old_list), so the same flow is
+      // visited next; with credit now, that visit follows here.
+      if (kNew || f->next != kNil || f->credit <= 0) {
+        head->first = f->next;
+        add_tail(fi, FlowState::old_list);
+        return nullptr;
+      }
     }
     Packet* p = peek(f);
     if (!p) {
@@ -938,7 +948,12 @@ class FqScheduler::Impl {
   void mark_departure(Packet* p, Time now, Time tnp) {
     detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
-  UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) { detail::pace(*f, *p, now, cfg_, st_); }
+  // detail::pace(); a packet with a departure time changes nothing without
+  // pacing or a maxrate (edt_unpaced_): one test for that common case.
+  UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) {
+    if (edt_unpaced_ && p->tstamp != 0) return;
+    detail::pace(*f, *p, now, cfg_, st_);
+  }
 
   // ---------------------------------------------------------------- bursts
   // docs/architecture.md#batched-calls. The decisions are those of the single
@@ -1062,23 +1077,34 @@ class FqScheduler::Impl {
   // flow is throttled until a time within now + offload_ns_, and only enqueue
   // adds to the internal queue); then the flows' dequeues run in one loop,
   // with the compat branch resolved once, until one finds nothing.
-  std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
-    return latest_ ? dequeue_burst_latest(now, out) : dequeue_burst_5_7(now, out);
+  // Inline in the public dequeue_burst(), which has no frame of its own: a
+  // 5.7 burst with nothing due and nothing listed (a quarter of the
+  // simulator's runs) makes only the watchdog request, without entering the
+  // loops' function (whose register saves GCC hoists above any early test).
+  UFQ_INLINE std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
+    if (latest_) return dequeue_burst_latest(now, out);
+    if (nothing_due_5_7(now, out.size())) {
+      arm_watchdog();
+      return 0;
+    }
+    return dequeue_burst_5_7(now, out);
+  }
+  // A 5.7 burst would release nothing and find no flow to visit: packets are
+  // queued (the internal queue empty), the first throttled flow is not due and
+  // band 0 lists no flow. (With many flows the burst samples
+  // releases_scattered() first: not taken here.)
+  bool nothing_due_5_7(Time now, std::size_t cap) const {
+    // The test that fails most often first (a burst after a wake-up).
+    return time_next_delayed_flow_ > now && b0_idle() && qlen_ != 0 && internal_.qlen == 0 && cap != 0 &&
+           flow_slots_ <= detail::burst_prefetch_min_flows();
   }
   // One function per compat, as enqueue_one_*(): the compat branches resolved
   // at compile time, each with a frame of its own.
   [[gnu::noinline]] std::size_t dequeue_burst_latest(Time now, std::span<Packet*> out) {
     return dequeue_burst_as<true>(now, out);
   }
+  // Pre (dequeue_burst()): !nothing_due_5_7(now, out.size()).
   [[gnu::noinline]] std::size_t dequeue_burst_5_7(Time now, std::span<Packet*> out) {
-    // Nothing due and nothing listed (a quarter of the simulator's runs):
-    // only the watchdog request, before the loops' frame is set up. (With
-    // many flows the burst samples releases_scattered() first.)
-    if (!out.empty() && qlen_ != 0 && internal_.qlen == 0 && time_next_delayed_flow_ > now && b0_idle() &&
-        flow_slots_ <= detail::burst_prefetch_min_flows()) {
-      arm_watchdog();
-      return 0;
-    }
     return dequeue_burst_as<false>(now, out);
   }
   template <bool kLatest>
@@ -1130,6 +1156,48 @@ class FqScheduler::Impl {
     }
     for (std::uint32_t fi; (fi = b.old_flows.first) != kNil;) {
       Flow* f = &flows_[fi];
+      if (f->credit > 0 && !f->has_ooo && f->tail) [[likely]] {
+        // visit_flow_5_7<false>() while the flow sends, with its FIFO's
+        // tail in a register (each packet's stores could alias f->tail);
+        // the same decisions: send while due and in credit, a throttle when
+        // the head is not due; the rest (credit used, empty) below.
+        Packet* tail = f->tail;
+        bool throttled = false;
+        for (;;) {
+          Packet* p = tail->next_;
+          const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
+          if (now < tnp) {
+            b.old_flows.first = f->next;
+            set_throttled(fi, f, now, tnp);
+            throttled = true;
+            break;
+          }
+          mark_departure(p, now, tnp);
+          if (p == tail) {
+            tail = nullptr;
+            f->tail = nullptr;
+          } else {
+            tail->next_ = p->next_;
+          }
+          p->next_ = nullptr;
+          count_dequeue(p);
+          --f->qlen;
+          f->credit = wrap_sub(f->credit, p->len);
+          pace(f, p, now);
+          out[n++] = p;
+          if (n == cap || qlen_ == 0) return n;
+          if (f->credit <= 0 || !tail) break;
+        }
+        if (throttled) continue;
+        if (f->credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
+          f->credit = wrap_add(f->credit, cfg_.quantum);
+          if (f->next != kNil || f->credit <= 0) {
+            b.old_flows.first = f->next;
+            append(b.old_flows, fi, FlowState::old_list);
+            continue;
+          }
+        }
+      }
       while (Packet* p = visit_flow_5_7<false>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
@@ -1245,6 +1313,7 @@ class FqScheduler::Impl {
     horizon_ns_ = d.horizon_ns;
     offload_ns_ = d.offload_ns;
     adaptive_ = cfg.adaptive_slack();
+    edt_unpaced_ = !cfg.pacing || cfg.maxrate == kUnlimitedRate;
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
     jiffy_start_ = jiffies_ = 0;
   }
@@ -1378,6 +1447,7 @@ class FqScheduler::Impl {
   ThrottledSet delayed_;
   DeadlineHeap deadlines_;  // adaptive slack only
   bool adaptive_ = false;   // cfg_.adaptive_slack()
+  bool edt_unpaced_ = true;  // !cfg_.pacing || cfg_.maxrate unlimited: pace() leaves a stamped packet's flow alone
   // Some entry of delayed_ may be stale (a flow left the set early:
   // unset_throttled()); until then every entry is live, its flow's only one.
   bool maybe_stale_ = false;
@@ -1396,7 +1466,12 @@ FqScheduler::FqScheduler(const FqConfig& cfg) : impl_(std::make_unique<Impl>(cfg
 FqScheduler::~FqScheduler() = default;
 Verdict FqScheduler::enqueue(Packet& pkt, Time now) {
   Impl& m = *impl_;
-  return m.latest_ ? m.enqueue_one_latest(pkt, now) : m.enqueue_one_5_7(pkt, now);
+  if (m.latest_) return m.enqueue_one_latest(pkt, now);
+  // 5.7's common path here, without a frame (it calls nothing): no jump to
+  // a function of its own.
+  if (m.enqueue_common_5_7(pkt, now)) [[likely]]
+    return Verdict::queued;
+  return m.enqueue_any(pkt, now);
 }
 Packet* FqScheduler::dequeue(Time now) { return impl_->dequeue(now); }
 std::size_t FqScheduler::enqueue_burst(std::span<Packet* const> packets, Time now, std::span<Verdict> verdicts) {

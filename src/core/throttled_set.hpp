@@ -375,8 +375,13 @@ class ThrottledSet {
   ThrottledSet() : lane_(64), lane_mask_(63) {}
   // `seq` must be newer than every entry's (the throttle order only grows), so
   // the entry belongs behind the lane's last unless it is due earlier.
+  // lane_back_t_ is also compared while the lane is empty (one test fewer
+  // per throttle): it is then the last entry's time, at most the `until` of
+  // the release that drained it, which a later throttle's time exceeds; if
+  // not (time going back, stale entries popped early), the entry goes to the
+  // wheel, which keeps the order as well.
   void push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == 0 || t >= lane_back_t_) [[likely]]
+    if (t >= lane_back_t_) [[likely]]
       lane_push(t, seq, idx);
     else
       wheel_push(Entry{t, seq, idx});
@@ -430,6 +435,7 @@ class ThrottledSet {
   }
   void clear() {
     lane_head_ = lane_size_ = 0;
+    lane_back_t_ = 0;
     wheel_.clear();
   }
   std::size_t size() const { return lane_size_ + wheel_.size(); }
@@ -443,7 +449,7 @@ class ThrottledSet {
       if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
     }
     lane_size_ = kept;
-    if (kept) lane_back_t_ = lane_back().t;
+    lane_back_t_ = kept ? lane_back().t : 0;
     wheel_.filter(live);
   }
   std::size_t bytes() const { return allocated_bytes(lane_) + wheel_.bytes(); }
@@ -458,7 +464,7 @@ class ThrottledSet {
   const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
   // Field by field: an Entry built first went through the stack.
   void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ == lane_mask_ + 1) [[unlikely]] grow_lane();
+    if (lane_size_ > lane_mask_) [[unlikely]] grow_lane();  // full: size == mask + 1
     Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
     e.t = t;
     e.seq = seq;
@@ -479,7 +485,7 @@ class ThrottledSet {
   HugeVector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;   // lane_.size() - 1, kept: size() divides by sizeof(Entry)
   std::size_t lane_head_ = 0, lane_size_ = 0;
-  Time lane_back_t_ = 0;  // lane_back().t while the lane is not empty: push() compares with it
+  Time lane_back_t_ = 0;  // lane_back().t; while the lane is empty its last entry's (or 0): push() compares with it
   RadixWheel wheel_;
 };
 

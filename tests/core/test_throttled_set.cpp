@@ -209,6 +209,60 @@ TEST(RadixWheel, TiesLeaveInPushOrder) {
   EXPECT_TRUE(w.empty());
 }
 
+// Throttles in due-time order (the scheduler's common case: the lane alone).
+// The lane fills and grows past its first sizes (64, 128, ...) with its head
+// anywhere in the ring, empties and refills, against the model; and an
+// in-order throttle stays in the lane after the lane was drained, cleared or
+// compacted empty, even one earlier than the last entry before a clear or
+// compaction (the wheel is then never used).
+TEST(ThrottledSet, InOrderThrottlesFillGrowAndWrapTheLane) {
+  ThrottledSet s;
+  SetOps ops{s};
+  Model model;
+  std::mt19937_64 rng(7);
+  Time t = 1'000'000;
+  std::uint64_t seq = 0;
+  const auto push = [&](Time at) {
+    const Entry e{at, ++seq, static_cast<std::uint32_t>(seq % 997)};
+    ops.push(e);
+    model.push(e);
+  };
+  const auto pop_checked = [&] {
+    ASSERT_FALSE(ops.empty());
+    const Entry got = ops.top();
+    ASSERT_TRUE(same(got, model.top())) << "got (" << got.t << ", " << got.seq << ")";
+    ops.pop();
+    model.pop();
+  };
+  for (int round = 0; round < 200; ++round) {
+    const std::uint64_t pushes = rng() % 300, pops = rng() % 300;
+    for (std::uint64_t i = 0; i < pushes; ++i) push(t += rng() % 3);  // ties too
+    for (std::uint64_t i = 0; i < pops && !model.empty(); ++i) {
+      pop_checked();
+      if (HasFatalFailure()) FAIL() << "round " << round;
+    }
+    ASSERT_EQ(s.size(), model.size()) << "round " << round;
+    if (round % 50 == 49) {  // drained empty: the next in-order throttle joins the lane
+      while (!model.empty()) pop_checked();
+      push(t);
+    } else if (round % 50 == 24) {  // cleared: even an earlier due time
+      s.clear();
+      model.clear();
+      push(t -= 1000);
+    } else if (round % 50 == 37) {  // compacted empty: likewise
+      ops.filter([](const Entry&) { return false; });
+      model.clear();
+      push(t -= 1000);
+    }
+    ASSERT_TRUE(s.wheel_empty()) << "round " << round;
+  }
+  while (!model.empty()) {
+    pop_checked();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_TRUE(ops.empty());
+}
+
 // The scheduler's pattern (a flow released, throttled again anywhere within
 // the next round): once the pool has grown to the most entries held, nothing
 // more is allocated.

@@ -74,6 +74,26 @@ TEST(QdiscRunner, QuotaEndsTheRun) {
   EXPECT_EQ(r.end, RunEnd::idle);
 }
 
+// A quota below the bulk size bounds the run's first bulk too (the first
+// dequeue asks for min(room, bulk, quota)).
+TEST(QdiscRunner, QuotaBelowTheBulkBoundsTheFirstBulk) {
+  Harness h;
+  h.enqueue(20);
+  FakeDevice dev;
+  QdiscRunner runner(h.fq, dev, RunnerConfig{.quota = 8, .bulk = 64});
+  RunResult r = runner.run(0);
+  EXPECT_EQ(r.sent, 8u);
+  EXPECT_EQ(r.end, RunEnd::quota);
+  EXPECT_EQ(dev.sent.size(), 8u);
+  EXPECT_FALSE(dev.more[7]);
+  EXPECT_EQ(h.fq.qlen(), 12u);  // nothing dequeued beyond the quota
+  r = runner.run(0);
+  EXPECT_EQ(r.sent, 8u);
+  EXPECT_EQ(runner.stats().runs, 2u);
+  EXPECT_EQ(runner.stats().packets, 16u);
+  EXPECT_EQ(runner.stats().batch[8], 2u);
+}
+
 TEST(QdiscRunner, DeviceRoomLimitsTheRun) {
   Harness h;
   h.enqueue(10);
@@ -121,6 +141,14 @@ TEST(QdiscRunner, IdleRunLeavesTheWakeUpInTheWatchdog) {
   EXPECT_EQ(h.fq.watchdog().soft_expiry(), 50'000u);
   EXPECT_EQ(h.fq.watchdog().hard_expiry(), 60'000u);  // + timer_slack 10us
   EXPECT_EQ(runner.stats().batch[0], 1u);
+  EXPECT_EQ(runner.stats().runs, 1u);
+  EXPECT_EQ(runner.stats().runs_sending, 0u);
+  EXPECT_EQ(runner.stats().packets, 0u);
+  // The device full: the run ends at once, for the device.
+  dev.room = 0;
+  EXPECT_EQ(runner.run(60'000).end, RunEnd::device);
+  EXPECT_EQ(runner.stats().runs, 2u);
+  EXPECT_EQ(runner.stats().batch[0], 2u);
 }
 
 }  // namespace

@@ -29,13 +29,15 @@ void NicModel::schedule_irq() {
     const Slot& nth = ring_[(head_ + config_.tx_frames - 1) % config_.ring_size];
     at = std::min(at, nth.done);
   }
-  queue_->schedule(irq_, std::max(at, queue_->now()));
+  // Called only while neither irq_ nor handler_ is armed (xmit, handle_irq).
+  queue_->schedule_unarmed(irq_, std::max(at, queue_->now()));
 }
 
 void NicModel::raise_irq() {
   ++stats_.interrupts;
   unreported_ = 0;
-  queue_->schedule(handler_, queue_->now() + config_.irq_latency);
+  // irq_ has just run, and handler_ is armed only from here: neither is armed.
+  queue_->schedule_unarmed(handler_, queue_->now() + config_.irq_latency);
 }
 
 void NicModel::handle_irq() {

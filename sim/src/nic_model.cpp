@@ -42,19 +42,20 @@ void NicModel::raise_irq() {
 
 void NicModel::handle_irq() {
   const Time now = queue_->now();
-  while (used_ > 0 && ring_[head_].done <= now) {
-    Packet* p = ring_[head_].pkt;
-    head_ = (head_ + 1) % config_.ring_size;
+  while (used_ > 0) {
+    const Slot s = ring_[head_];
+    if (s.done > now) break;
+    head_ = head_ + 1 == config_.ring_size ? 0 : head_ + 1;
     --used_;
     ++stats_.completions;
-    on_complete_(*p);
+    on_complete_(*s.pkt);
   }
   unreported_ = used_;
   on_poll_done_();
   // Completions still on the wire raise the next interrupt.
   if (config_.dummy) {
     if (used_ && !handler_.armed()) queue_->schedule(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);
-  } else if (!irq_.armed()) {
+  } else if (used_ && !irq_.armed()) {
     schedule_irq();
   }
 }

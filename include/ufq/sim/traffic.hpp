@@ -186,11 +186,19 @@ class TrafficSource {
       len = l;
       return more;
     }
-    if (f.gap) {
-      tstamp = f.next_stamp;
-      f.next_stamp += f.gap;
-    }
+    tstamp = stamp(f, tstamp);
     return true;
+  }
+  // Whether next() gives the source's own packets (own_next()) rather than
+  // stamp()'s, which a caller may then use directly.
+  bool own_packets() const { return own_packets_; }
+  // next() of a source without packets of its own: the flow's next EDT stamp
+  // when gap > 0 (advancing it), else `none`.
+  static Time stamp(TrafficFlow& f, Time none) {
+    if (!f.gap) return none;
+    const Time t = f.next_stamp;
+    f.next_stamp += f.gap;
+    return t;
   }
   // `f` has started (its first packets are queued).
   virtual void started(TrafficFlow& f, TrafficHost& host) {

@@ -30,6 +30,7 @@ void NicModel::schedule_irq() {
     at = std::min(at, nth.done);
   }
   // Called only while neither irq_ nor handler_ is armed (xmit, handle_irq).
+  armed_ = Armed::irq;
   queue_->schedule_unarmed(irq_, std::max(at, queue_->now()));
 }
 
@@ -37,10 +38,12 @@ void NicModel::raise_irq() {
   ++stats_.interrupts;
   unreported_ = 0;
   // irq_ has just run, and handler_ is armed only from here: neither is armed.
+  armed_ = Armed::handler;
   queue_->schedule_unarmed(handler_, queue_->now() + config_.irq_latency);
 }
 
 void NicModel::handle_irq() {
+  armed_ = Armed::none;  // the handler has just run
   const Time now = queue_->now();
   while (used_ > 0) {
     const Slot s = ring_[head_];
@@ -53,11 +56,16 @@ void NicModel::handle_irq() {
   unreported_ = used_;
   on_poll_done_();
   // Completions still on the wire raise the next interrupt.
-  if (config_.dummy) {
-    if (used_ && !handler_.armed()) queue_->schedule(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);
-  } else if (used_ && !irq_.armed()) {
+  if (used_ == 0 || armed_ != Armed::none) return;
+  if (config_.dummy) [[unlikely]]
+    schedule_dummy_handler(now);
+  else
     schedule_irq();
-  }
+}
+
+void NicModel::schedule_dummy_handler(Time now) {
+  armed_ = Armed::handler;
+  queue_->schedule_unarmed(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);
 }
 
 }  // namespace ufq::sim

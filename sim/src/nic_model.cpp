@@ -36,7 +36,8 @@ void NicModel::schedule_irq() {
 
 void NicModel::raise_irq() {
   ++stats_.interrupts;
-  unreported_ = 0;
+  // unreported_ is read only while irq_ is armed, and the handler sets it
+  // before it arms irq_ again: no reset here.
   // irq_ has just run, and handler_ is armed only from here: neither is armed.
   armed_ = Armed::handler;
   queue_->schedule_unarmed(handler_, queue_->now() + config_.irq_latency);

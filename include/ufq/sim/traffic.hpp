@@ -157,7 +157,7 @@ struct IgnoredSetting {
 
 // One flow as the simulation keeps it; a model sets its pacing and reads its
 // progress. `slot` is its index among the run's flows, stable for the run.
-struct TrafficFlow {
+struct alignas(64) TrafficFlow {  // two cache lines (128 bytes): a shift to index
   FlowOwner owner;
   std::uint32_t slot = 0;
   std::uint32_t queue = 0;   // transmit queue (drawn by the simulation)

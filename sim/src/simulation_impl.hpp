@@ -14,6 +14,7 @@
 #include "ufq/sim/simulation.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <deque>
 #include <fstream>
@@ -346,8 +347,14 @@ class Simulation final : TrafficHost, GuestSender::Host {
     // first): the flow had at most its allowance in flight (refill), so with p
     // reclaimed it is below it, and a flow that is on sends its next packet
     // (enqueue_one() with a source that stamps: TrafficSource::stamp). In
-    // flight -1 for p and +1 for its successor cancel out.
-    set_up(p, f, TrafficSource::stamp(f, 0), cfg_.packet_size);
+    // flight -1 for p and +1 for its successor cancel out. p was set up for
+    // this flow in this generation (its cookie says so) with this run's
+    // packet size, and neither the scheduler, the runner nor the NIC writes a
+    // caller field but the stamp (horizon_cap) and CE: only those are set.
+    assert(p.len == cfg_.packet_size && p.segments == 1 && p.priority == 0 && !p.ect && p.owner == &f.owner &&
+           p.hash == static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u));
+    p.tstamp = TrafficSource::stamp(f, 0);
+    p.ce = false;
     ++offered_;
     if (c.fq.enqueue(p, q_.now()) != Verdict::queued) [[unlikely]]
       return refused(f, p);

@@ -29,32 +29,44 @@ void NicModel::schedule_irq() {
     const Slot& nth = ring_[(head_ + config_.tx_frames - 1) % config_.ring_size];
     at = std::min(at, nth.done);
   }
-  queue_->schedule(irq_, std::max(at, queue_->now()));
+  // Called only while neither irq_ nor handler_ is armed (xmit, handle_irq).
+  armed_ = Armed::irq;
+  queue_->schedule_unarmed(irq_, std::max(at, queue_->now()));
 }
 
 void NicModel::raise_irq() {
   ++stats_.interrupts;
-  unreported_ = 0;
-  queue_->schedule(handler_, queue_->now() + config_.irq_latency);
+  // unreported_ is read only while irq_ is armed, and the handler sets it
+  // before it arms irq_ again: no reset here.
+  // irq_ has just run, and handler_ is armed only from here: neither is armed.
+  armed_ = Armed::handler;
+  queue_->schedule_unarmed(handler_, queue_->now() + config_.irq_latency);
 }
 
 void NicModel::handle_irq() {
+  armed_ = Armed::none;  // the handler has just run
   const Time now = queue_->now();
-  while (used_ > 0 && ring_[head_].done <= now) {
-    Packet* p = ring_[head_].pkt;
-    head_ = (head_ + 1) % config_.ring_size;
+  while (used_ > 0) {
+    const Slot s = ring_[head_];
+    if (s.done > now) break;
+    head_ = head_ + 1 == config_.ring_size ? 0 : head_ + 1;
     --used_;
     ++stats_.completions;
-    on_complete_(*p);
+    on_complete_(*s.pkt);
   }
   unreported_ = used_;
   on_poll_done_();
   // Completions still on the wire raise the next interrupt.
-  if (config_.dummy) {
-    if (used_ && !handler_.armed()) queue_->schedule(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);
-  } else if (!irq_.armed()) {
+  if (used_ == 0 || armed_ != Armed::none) return;
+  if (config_.dummy) [[unlikely]]
+    schedule_dummy_handler(now);
+  else
     schedule_irq();
-  }
+}
+
+void NicModel::schedule_dummy_handler(Time now) {
+  armed_ = Armed::handler;
+  queue_->schedule_unarmed(handler_, std::max(now, ring_[head_].done) + config_.irq_latency);
 }
 
 }  // namespace ufq::sim

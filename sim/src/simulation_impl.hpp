@@ -14,6 +14,7 @@
 #include "ufq/sim/simulation.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <deque>
 #include <fstream>
@@ -177,6 +178,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
     }
     departure_extras_ = trace_ || sender_;
+    plain_refill_ = !sender_ && !source_->own_packets();
   }
 
   SimResult run() {
@@ -339,13 +341,46 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // ------------------------------------------------------------ traffic
   void on_complete(Cpu<Sched>& c, Packet& p) {
     Flow& f = flows_[slot_of(p.cookie)];
+    if (!plain_refill_ || generation_of(p.cookie) != f.generation || !f.on) [[unlikely]]
+      return complete_other(c, f, p);
+    // refill()'s first round, in p (the packet take_packet() would give back
+    // first): the flow had at most its allowance in flight (refill), so with p
+    // reclaimed it is below it, and a flow that is on sends its next packet
+    // (enqueue_one() with a source that stamps: TrafficSource::stamp). In
+    // flight -1 for p and +1 for its successor cancel out. p was set up for
+    // this flow in this generation (its cookie says so) with this run's
+    // packet size, and neither the scheduler, the runner nor the NIC writes a
+    // caller field but the stamp (horizon_cap) and CE: only those are set.
+    assert(p.len == cfg_.packet_size && p.segments == 1 && p.priority == 0 && !p.ect && p.owner == &f.owner &&
+           p.hash == static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u));
+    p.tstamp = TrafficSource::stamp(f, 0);
+    p.ce = false;
+    ++offered_;
+    if (c.fq.enqueue(p, q_.now()) != Verdict::queued) [[unlikely]]
+      return refused(f, p);
+    // The flow was below its allowance before p left (after a drop): top up.
+    if (f.inflight < cfg_.inflight) [[unlikely]] refill_more(f);
+  }
+  // The general completion (out of line, as those below, so that on_complete
+  // keeps fewer registers across its enqueue call): the guest's sender keeps
+  // its own books (on_departure); an ended flow's packet goes back to the
+  // pool; else the flow is topped up from the source (a trace's own packets,
+  // a flow that is off).
+  [[gnu::noinline]] void complete_other(Cpu<Sched>& c, Flow& f, Packet& p) {
     if (sender_ || generation_of(p.cookie) != f.generation) {
-      // The guest's sender keeps its own books (on_departure); or the flow has ended.
       free_.push_back(&p);
       return;
     }
     --f.inflight;
     refill(f, c, &p);  // p is the packet take_packet() would give back first
+  }
+  // `c` found again rather than kept across the call.
+  [[gnu::noinline]] void refill_more(Flow& f) { refill(f, *cpus_[f.queue]); }
+  // A packet fq refused: back to the pool.
+  [[gnu::noinline]] void refused(Flow& f, Packet& p) {
+    ++dropped_;
+    --f.inflight;
+    free_.push_back(&p);
   }
 
   // The pool grows only when churn leaves ended flows' packets in flight
@@ -375,18 +410,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     if (!source_->next(f, tstamp, len)) return false;
     Packet* p = spare ? spare : take_packet();
     spare = nullptr;
-    // Only the caller's fields: the scheduler sets its own (and `due`) when
-    // it takes and releases the packet, so clearing all 88 bytes is not needed.
-    static_assert(sizeof(Packet) == 88, "Packet changed: set any new caller field below");
-    p->len = len;
-    p->segments = 1;
-    p->priority = 0;
-    p->ect = false;
-    p->hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
-    p->tstamp = tstamp;
-    p->owner = &f.owner;
-    p->cookie = cookie_of(f.slot, f.generation);
-    p->ce = false;
+    set_up(*p, f, tstamp, len);
     ++offered_;
     if (c.fq.enqueue(*p, q_.now()) != Verdict::queued) {
       ++dropped_;
@@ -395,6 +419,21 @@ class Simulation final : TrafficHost, GuestSender::Host {
     }
     ++f.inflight;
     return true;
+  }
+  // A packet of `f` for fq: only the caller's fields, since the scheduler sets
+  // its own (and `due`) when it takes and releases the packet, so clearing all
+  // 88 bytes is not needed.
+  [[gnu::always_inline]] static void set_up(Packet& p, Flow& f, Time tstamp, std::uint32_t len) {
+    static_assert(sizeof(Packet) == 88, "Packet changed: set any new caller field below");
+    p.len = len;
+    p.segments = 1;
+    p.priority = 0;
+    p.ect = false;
+    p.hash = static_cast<std::uint32_t>(f.owner.id * 0x9E3779B1u);
+    p.tstamp = tstamp;
+    p.owner = &f.owner;
+    p.cookie = cookie_of(f.slot, f.generation);
+    p.ce = false;
   }
   bool enqueue_one(Flow& f, Cpu<Sched>& c) {
     Packet* none = nullptr;
@@ -455,10 +494,15 @@ class Simulation final : TrafficHost, GuestSender::Host {
   void count_other_irqs(Time now) {
     if (!(cfg_.other_irq_per_s > 0)) return;
     const double mean = 1e9 / cfg_.other_irq_per_s;
-    while (next_other_irq_ <= now) {
-      ++other_irqs_;
-      next_other_irq_ += other_rng_.exponential(mean);
+    // In locals: no call is left on the draw's usual path (Rng::exponential).
+    Time next = next_other_irq_;
+    std::uint64_t n = other_irqs_;
+    while (next <= now) {
+      ++n;
+      next += other_rng_.exponential(mean);
     }
+    next_other_irq_ = next;
+    other_irqs_ = n;
   }
 
   // ------------------------------------------------------------ sampling
@@ -629,6 +673,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
   bool in_send_ = false;                  // a qdisc run inside the guest sender's send
   bool departure_extras_ = false;         // trace_ || sender_: on_departure has more to do
+  bool plain_refill_ = false;             // no sender_, a source that stamps: on_complete's own refill
   SimResult::Guest guest_;
   EventCounts guest_window_start_;
   Event guest_window_event_{q_, [this] { guest_window_start_ = (count_other_irqs(q_.now()), snapshot()); }};

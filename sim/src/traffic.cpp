@@ -3,6 +3,7 @@
 #include "ufq/sim/traffic.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ufq/sim/simulation.hpp"
 
@@ -10,6 +11,20 @@ namespace ufq::sim {
 
 // Generated: one entry per sim/src/traffic/<name>.cpp.
 std::vector<const TrafficModelInfo*> registered_traffic_models();
+
+namespace detail {
+// c = 1 + (j + 1/2) / 128 (exact), 1 / c and ln c rounded to nearest by the
+// compiler's and the library's double arithmetic (within an ulp: the bound in
+// traffic.hpp allows ten).
+const std::array<NegLogEntry, 128> kNegLogTable = [] {
+  std::array<NegLogEntry, 128> t{};
+  for (int j = 0; j < 128; ++j) {
+    const double c = 1.0 + (j + 0.5) / 128.0;
+    t[static_cast<std::size_t>(j)] = NegLogEntry{c, 1.0 / c, std::log(c)};
+  }
+  return t;
+}();
+}  // namespace detail
 
 std::uint32_t TrafficSource::flows(const SimConfig& cfg) const { return cfg.flows; }
 

@@ -6,6 +6,8 @@
 // and the library checks every value against them, once, before a run.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -25,6 +27,31 @@ namespace ufq::sim {
 
 struct SimConfig;
 
+namespace detail {
+// -ln(x) for x in [2^-53, 1] (x = 1 - Rng::unit()), within kNegLogError of
+// the exact value: x = 2^e * m (m in [1, 2)), m's interval among 128 gives
+// c = 1 + (j + 1/2) / 128 with ln c tabulated, and ln(m / c) = log1p(r),
+// |r| <= 2^-8, a degree-5 series (truncation below 1e-15). The error
+// (docs/simulator.md, "Speed"): the series' truncation and roundings below
+// 1e-17, ln c's rounding 1e-16, e * ln 2's (|e| <= 53) and the two sums'
+// below 2e-14 in all, under the bound by a factor of 40.
+struct NegLogEntry {
+  double c, inv_c, log_c;
+};
+extern const std::array<NegLogEntry, 128> kNegLogTable;
+inline constexpr double kNegLogError = 0x1p-40;
+inline double neg_log_approx(double x) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  const std::uint64_t mant = bits & ((std::uint64_t{1} << 52) - 1);
+  const double e = static_cast<double>(static_cast<std::int64_t>(bits >> 52) - 1023);
+  const double m = std::bit_cast<double>(mant | 0x3FF0000000000000ULL);
+  const NegLogEntry& t = kNegLogTable[mant >> 45];
+  const double r = (m - t.c) * t.inv_c;  // m - c is exact (both in [1, 2))
+  const double log1p_r = r * (1 - r * (0.5 - r * (1.0 / 3 - r * (0.25 - r * 0.2))));
+  return -(e * 0.6931471805599453 + (t.log_c + log1p_r));
+}
+}  // namespace detail
+
 // Portable, deterministic random numbers (the standard distributions are not
 // specified bit for bit across library versions).
 class Rng {
@@ -32,8 +59,27 @@ class Rng {
   explicit Rng(std::uint64_t seed) : g_(seed) {}
   std::uint64_t below(std::uint64_t n) { return n ? g_() % n : 0; }
   double unit() { return static_cast<double>(g_() >> 11) * (1.0 / 9007199254740992.0); }
-  // Exponential with the given mean, in ns.
-  Time exponential(double mean_ns) { return static_cast<Time>(-std::log(1.0 - unit()) * mean_ns) + 1; }
+  // Exponential with the given mean, in ns: (Time)(-log(1 - unit()) * mean)
+  // + 1, the same integer as with std::log for every draw (exponential_of).
+  Time exponential(double mean_ns) { return exponential_of(1.0 - unit(), mean_ns); }
+
+  // (Time)(-std::log(x) * mean) + 1 for x = 1 - unit() (in [2^-53, 1]) and
+  // mean > 0, by a cheaper logarithm where that provably gives the same
+  // integer: its product q is within D = kNegLogError * mean + q * 2^-48 of
+  // std::log's (whose error, at most a few ulps, adds under q * 2^-50), so
+  // when q - D and q + D truncate alike, std::log's product truncates to the
+  // same; else (about one draw in 10^8 at the simulator's means) std::log.
+  static Time exponential_of(double x, double mean_ns) {
+    const double q = detail::neg_log_approx(x) * mean_ns;
+    const double d = detail::kNegLogError * mean_ns + q * 0x1p-48;
+    if (q + d < 0x1p62) [[likely]] {
+      const std::int64_t lo = static_cast<std::int64_t>(q - d), hi = static_cast<std::int64_t>(q + d);
+      if (lo == hi) [[likely]] return static_cast<Time>(lo) + 1;
+    }
+    return exponential_std(x, mean_ns);
+  }
+  // The formula with std::log itself.
+  static Time exponential_std(double x, double mean_ns) { return static_cast<Time>(-std::log(x) * mean_ns) + 1; }
 
  private:
   std::mt19937_64 g_;
@@ -111,7 +157,7 @@ struct IgnoredSetting {
 
 // One flow as the simulation keeps it; a model sets its pacing and reads its
 // progress. `slot` is its index among the run's flows, stable for the run.
-struct TrafficFlow {
+struct alignas(64) TrafficFlow {  // two cache lines (128 bytes): a shift to index
   FlowOwner owner;
   std::uint32_t slot = 0;
   std::uint32_t queue = 0;   // transmit queue (drawn by the simulation)
@@ -186,11 +232,19 @@ class TrafficSource {
       len = l;
       return more;
     }
-    if (f.gap) {
-      tstamp = f.next_stamp;
-      f.next_stamp += f.gap;
-    }
+    tstamp = stamp(f, tstamp);
     return true;
+  }
+  // Whether next() gives the source's own packets (own_next()) rather than
+  // stamp()'s, which a caller may then use directly.
+  bool own_packets() const { return own_packets_; }
+  // next() of a source without packets of its own: the flow's next EDT stamp
+  // when gap > 0 (advancing it), else `none`.
+  static Time stamp(TrafficFlow& f, Time none) {
+    if (!f.gap) return none;
+    const Time t = f.next_stamp;
+    f.next_stamp += f.gap;
+    return t;
   }
   // `f` has started (its first packets are queued).
   virtual void started(TrafficFlow& f, TrafficHost& host) {

@@ -1,0 +1,118 @@
+// Rng::exponential's cheaper logarithm (include/ufq/sim/traffic.hpp): the same
+// integer as the formula with std::log for every draw, and the logarithm
+// within the error its fallback test assumes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "ufq/sim/traffic.hpp"
+
+namespace ufq::sim {
+namespace {
+
+constexpr double kTwo53 = 9007199254740992.0;
+
+// The means the simulator draws with: other interrupts at the default rate,
+// the hrtimer wheel, the guest's costs, onoff's longest periods, and odd ones.
+const std::vector<double> kMeans = {1e9 / 365'000, 1e9 / 1'000, 16'000, 1'000, 1, 0.5, 3.3e-3,
+                                    1e9 / 7, 86'400e9, 1e6 + 0.25};
+
+// x = 1 - k * 2^-53, the values 1 - Rng::unit() takes.
+double x_of(std::uint64_t k) { return 1.0 - static_cast<double>(k) / kTwo53; }
+
+TEST(RngExponential, SameIntegerAsStdLogOnManyDraws) {
+  for (const double mean : kMeans) {
+    Rng rng(0x5DEECE66DULL ^ static_cast<std::uint64_t>(mean * 1000));
+    std::uint64_t differ = 0;
+    for (int i = 0; i < 5'000'000; ++i) {
+      const double x = 1.0 - rng.unit();
+      differ += Rng::exponential_of(x, mean) != Rng::exponential_std(x, mean);
+    }
+    EXPECT_EQ(differ, 0u) << "mean " << mean;
+  }
+}
+
+TEST(RngExponential, DrawsMatchTheStdLogFormula) {
+  // The member itself against the formula on the same generator state.
+  Rng a(1), b(1);
+  for (int i = 0; i < 1'000'000; ++i) {
+    const Time got = a.exponential(1e9 / 365'000);
+    const Time want = static_cast<Time>(-std::log(1.0 - b.unit()) * (1e9 / 365'000)) + 1;
+    ASSERT_EQ(got, want) << "draw " << i;
+  }
+}
+
+TEST(RngExponential, EdgesNearZeroAndOne) {
+  std::vector<double> xs;
+  for (std::uint64_t k = 0; k < 200'000; ++k) xs.push_back(x_of(k));  // u near 0 (x = 1 included)
+  for (std::uint64_t k = 1; k <= 200'000; ++k) xs.push_back(static_cast<double>(k) / kTwo53);  // u near 1
+  // Every table interval's ends, at every binade x can be in.
+  for (int e = -53; e <= -1; ++e)
+    for (int j = 0; j <= 128; ++j)
+      for (int s = -2; s <= 2; ++s) {
+        const double m = 1.0 + j / 128.0;
+        const double x = std::ldexp(std::nextafter(m, s < 0 ? 0.0 : 2.0), e) + s * std::ldexp(0x1p-52, e);
+        // Round to the grid 1 - k * 2^-53 and keep it in [2^-53, 1].
+        const double k = std::round((1.0 - x) * kTwo53);
+        if (k >= 0 && k < kTwo53) xs.push_back(x_of(static_cast<std::uint64_t>(k)));
+      }
+  for (const double mean : kMeans)
+    for (const double x : xs)
+      ASSERT_EQ(Rng::exponential_of(x, mean), Rng::exponential_std(x, mean)) << "x " << x << " mean " << mean;
+}
+
+TEST(RngExponential, ProductsNearIntegers) {
+  // x whose std::log product lies within a hair of an integer: the fallback's
+  // cases. At least some must be closer than the cheap logarithm's error,
+  // or this test would not test the fallback.
+  std::uint64_t close = 0, checked = 0;
+  for (const double mean : kMeans) {
+    const double top = 36 * mean;  // the largest products are -ln(2^-53) * mean = 36.7 * mean
+    if (top < 1) continue;
+    for (int n = 0; n < 4000; ++n) {
+      const double integer = 1 + std::floor(n / 4000.0 * (top - 1));
+      const double x = std::exp(-integer / mean);
+      if (!(x > 0x1p-53) || x >= 1.0) continue;
+      const double k0 = std::round((1.0 - x) * kTwo53);
+      for (int dk = -40; dk <= 40; ++dk) {
+        const double k = k0 + dk;
+        if (k < 0 || k >= kTwo53) continue;
+        const double xx = x_of(static_cast<std::uint64_t>(k));
+        const double p = -std::log(xx) * mean;
+        close += std::fabs(p - std::round(p)) < 1e-12 * std::max(1.0, p);
+        ++checked;
+        ASSERT_EQ(Rng::exponential_of(xx, mean), Rng::exponential_std(xx, mean))
+            << "x " << xx << " mean " << mean << " product " << p;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100'000u);
+  EXPECT_GT(close, 100u);
+  std::printf("near-integer products checked %llu, within 1e-12 of an integer %llu\n",
+              static_cast<unsigned long long>(checked), static_cast<unsigned long long>(close));
+}
+
+TEST(RngExponential, CheapLogarithmWithinItsBound) {
+  // The bound the fallback test assumes is kNegLogError; the error is far
+  // below it (traffic.hpp), which this checks with a margin to spare.
+  Rng rng(7);
+  double worst = 0;
+  auto check = [&](double x) {
+    const double err = std::fabs(detail::neg_log_approx(x) + std::log(x));
+    worst = std::max(worst, err);
+  };
+  for (int i = 0; i < 2'000'000; ++i) check(1.0 - rng.unit());
+  for (int e = -53; e <= -1; ++e)  // every binade of [2^-53, 1)
+    for (int i = 0; i < 20'000; ++i) check(std::ldexp(1.0 + rng.unit(), e));
+  check(1.0);
+  std::printf("worst error of the cheap logarithm %.3g\n", worst);
+  EXPECT_LT(worst, 2e-14) << "worst error " << worst;
+  EXPECT_LT(worst, detail::kNegLogError);
+}
+
+}  // namespace
+}  // namespace ufq::sim

@@ -29,6 +29,13 @@
 //    again under its true key, however many moves it had. Every entry's key
 //    is at most its event's, so a front entry whose key is true is the
 //    earliest event.
+//
+// A relay (schedule_relay) is an event with two stages, as a device's
+// interrupt and its handler a latency later: when its first stage comes due,
+// nothing is called and the event is armed again, `delay` later, with the
+// sequence number a schedule() made at that instant would take; the second
+// stage runs the callback. The order is that of two events, the first arming
+// the second (each stage counts as an event run), without the first's call.
 #pragma once
 
 #include <cstddef>
@@ -71,6 +78,9 @@ class Event {
   // True from schedule() until the event runs or is cancelled. While the
   // callback runs the event is no longer armed, so the callback may re-arm it.
   bool armed() const { return filed_ != kNotFiled; }
+  // Armed for the first stage of a relay (EventQueue::schedule_relay with a
+  // delay above 0), whose second stage is still to be armed.
+  bool relay_pending() const { return armed() && relay_ != 0; }
 
   // The time the event will run at. Precondition: armed().
   Time when() const { return static_cast<Time>(key_ >> 64); }
@@ -93,6 +103,7 @@ class Event {
 
   detail::EventKey key_ = 0;          // while armed: its true key
   detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
+  Time relay_ = 0;  // while armed for a relay's first stage: the delay to its second, else 0
   EventQueue* queue_;
   std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
   Fn fn_;
@@ -120,7 +131,18 @@ class EventQueue {
   // schedules into the past is wrong, not slow), and `event` is bound to this
   // queue (also std::logic_error). No allocation once the queue has reached
   // its high-water mark.
-  void schedule(Event& event, Time at) { schedule_key<true>(event, at, next_seq_++); }
+  void schedule(Event& event, Time at) { schedule_key<true>(event, at, next_seq_++, 0); }
+
+  // Arm (or move) `event` as a relay (see above): at `at` its first stage
+  // comes due and arms the second for `at + delay` as schedule() would there
+  // and then; the callback runs at the second. While the first is armed,
+  // relay_pending() is true; the event may be moved or cancelled as any
+  // other. A delay of 0 is schedule(event, at). Preconditions: those of
+  // schedule(), and at + delay < kNever (std::logic_error).
+  void schedule_relay(Event& event, Time at, Time delay) {
+    if (delay >= kNever - at) [[unlikely]] bad_relay();
+    schedule_key<true>(event, at, next_seq_++, delay);
+  }
 
   // Take the sequence number schedule() would give next, for an arm decided
   // now but made later with schedule_reserved(): the event then runs where it
@@ -129,7 +151,12 @@ class EventQueue {
   std::uint64_t reserve_seq() { return next_seq_++; }
   // schedule(event, at) with the sequence number `seq` from reserve_seq()
   // (not used for another arm). Same preconditions as schedule().
-  void schedule_reserved(Event& event, Time at, std::uint64_t seq) { schedule_key<false>(event, at, seq); }
+  void schedule_reserved(Event& event, Time at, std::uint64_t seq) { schedule_key<false>(event, at, seq, 0); }
+  // schedule_relay() with a sequence number from reserve_seq().
+  void schedule_relay_reserved(Event& event, Time at, Time delay, std::uint64_t seq) {
+    if (delay >= kNever - at) [[unlikely]] bad_relay();
+    schedule_key<false>(event, at, seq, delay);
+  }
 
   // Disarm `event`. Returns whether it was armed (false, doing nothing, for an
   // event bound to another queue). Never allocates.
@@ -153,7 +180,8 @@ class EventQueue {
   }
 
   // Run the earliest event: advance now() to its time, disarm it, call its
-  // callback. Returns false (doing nothing) when no event is armed.
+  // callback (or, for a relay's first stage, arm its second). Returns false
+  // (doing nothing) when no event is armed.
   bool run_next() { return run_first(~detail::EventKey{0}); }
 
   // Run every event due at or before `limit`, including those that callbacks
@@ -193,15 +221,17 @@ class EventQueue {
   static Entry sentinel() { return Entry{~detail::EventKey{0}, nullptr}; }
 
   [[noreturn]] static void bad_time(Time at);
+  [[noreturn]] static void bad_relay();
 
   // kFresh: `seq` is the newest sequence number (schedule()), so the entry
   // comes after every entry of its time and comparing times is enough.
   template <bool kFresh>
-  void schedule_key(Event& event, Time at, std::uint64_t seq) {
+  void schedule_key(Event& event, Time at, std::uint64_t seq, Time relay) {
     if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
     if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
     const detail::EventKey key = detail::EventKey{at} << 64 | seq;
     event.key_ = key;
+    event.relay_ = relay;
     // Armed and moved later (or to the same time): the entry stays, under a
     // smaller key (see above). Not armed: filed_ is above every key.
     if (event.filed_ < key) return;
@@ -240,8 +270,18 @@ class EventQueue {
         continue;
       }
       now_ = static_cast<Time>(event.key_ >> 64);
-      event.filed_ = Event::kNotFiled;
       ++events_run_;
+      if (event.relay_ != 0) [[unlikely]] {
+        // A relay's first stage: arm the second as schedule(event, now_ +
+        // relay_) would here (a fresh arm: the entry was just taken out).
+        const detail::EventKey key = detail::EventKey{now_ + event.relay_} << 64 | next_seq_++;
+        event.relay_ = 0;
+        event.key_ = key;
+        event.filed_ = key;
+        file<true>(Entry{key, &event});
+        return true;
+      }
+      event.filed_ = Event::kNotFiled;
       event.fn_(event.context_);
       return true;
     }

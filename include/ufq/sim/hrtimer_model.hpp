@@ -213,29 +213,29 @@ inline void HrtimerModel::enqueue(Hrtimer& timer) {
 
 inline void HrtimerModel::program(Time expiry) {
   expires_next_ = expiry;
-  // An interrupt already pending (the relay's second stage armed): a firing
-  // now would merge with it, and the handler writes the device again when it
-  // finishes.
-  const bool pending = interrupt_pending();
-  const bool arm = expiry != kNever && !pending;
   if (expiry == kNever)
     ++stats_.device_stops;
   else
     ++stats_.reprograms;
   if (defer_writes_) {
     // From the handler's end to its irq_exit's: the last write wins, armed
-    // with the sequence number it would have had (handle_interrupt).
-    deferred_arm_ = arm;
-    if (arm) {
+    // with the sequence number it would have had (handle_interrupt). The
+    // handler's event is running, so no interrupt is pending.
+    deferred_arm_ = expiry != kNever;
+    if (deferred_arm_) {
       deferred_at_ = std::max(expiry, queue_->now());
       deferred_seq_ = queue_->reserve_seq();
     }
     return;
   }
-  if (arm)
+  // An interrupt already pending (the relay's second stage armed): a firing
+  // now would merge with it, and the handler writes the device again when it
+  // finishes.
+  if (interrupt_pending()) return;
+  if (expiry != kNever)
     queue_->schedule_relay(event_, std::max(expiry, queue_->now()), config_.entry_latency);
-  else if (!pending)
-    queue_->cancel(event_);  // stop the device (the handler, once armed, stays)
+  else
+    queue_->cancel(event_);  // stop the device
 }
 
 }  // namespace ufq::sim

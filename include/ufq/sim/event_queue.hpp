@@ -155,7 +155,11 @@ class EventQueue {
   // schedule_relay() with a sequence number from reserve_seq().
   void schedule_relay_reserved(Event& event, Time at, Time delay, std::uint64_t seq) {
     if (delay >= kNever - at) [[unlikely]] bad_relay();
-    schedule_key<false>(event, at, seq, delay);
+    // No arm since the reservation: `seq` is the newest, as a fresh arm's.
+    if (seq + 1 == next_seq_)
+      schedule_key<true>(event, at, seq, delay);
+    else
+      schedule_key<false>(event, at, seq, delay);
   }
 
   // Disarm `event`. Returns whether it was armed (false, doing nothing, for an

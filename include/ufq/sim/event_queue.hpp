@@ -186,16 +186,15 @@ class EventQueue {
   // Run the earliest event: advance now() to its time, disarm it, call its
   // callback (or, for a relay's first stage, arm its second). Returns false
   // (doing nothing) when no event is armed.
-  bool run_next() { return run_first(~detail::EventKey{0}); }
+  bool run_next() { return run_first(kNever); }
 
   // Run every event due at or before `limit`, including those that callbacks
   // arm within the limit, then advance now() to `limit`. Returns how many ran.
   // Precondition: now() <= limit < kNever (throws std::logic_error).
   std::uint64_t run_until(Time limit) {
     if (limit < now_ || limit == kNever) throw std::logic_error("EventQueue::run_until: bad limit");
-    const detail::EventKey last = detail::EventKey{limit} << 64 | ~std::uint64_t{0};
     std::uint64_t n = 0;
-    while (run_first(last)) ++n;
+    while (run_first(limit)) ++n;
     now_ = limit;
     return n;
   }
@@ -256,24 +255,27 @@ class EventQueue {
     return e.key < k;
   }
 
-  // Run the earliest event if its key is at most `last`; false otherwise or
-  // when none is armed. An entry of an event moved later is filed again first.
-  bool run_first(detail::EventKey last) {
+  // Run the earliest event if it is due at or before `limit`; false otherwise
+  // or when none is armed. An entry of an event moved later is filed again
+  // first: its key is not the event's, which shows in the sequence number
+  // alone (every arm takes its own, so equal numbers mean the same arm).
+  bool run_first(Time limit) {
     for (;;) {
       if (lo_ == hi_) [[unlikely]] {
         if (n_far_ == 0) return false;
         refill();
       }
-      const Entry& f = near_[lo_];
-      if (f.key > last) return false;
+      const Entry f = near_[lo_];
+      const Time at = time_of(f.key);
+      if (at > limit) return false;
       Event& event = *f.event;
       ++lo_;
-      if (f.key != event.key_) [[unlikely]] {
+      if (static_cast<std::uint64_t>(f.key) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
         event.filed_ = event.key_;
         file<false>(Entry{event.key_, &event});
         continue;
       }
-      now_ = static_cast<Time>(event.key_ >> 64);
+      now_ = at;
       ++events_run_;
       if (event.relay_ != 0) [[unlikely]] {
         // A relay's first stage: arm the second as schedule(event, now_ +

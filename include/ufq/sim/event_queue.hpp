@@ -284,7 +284,7 @@ class EventQueue {
         event.relay_ = 0;
         event.key_ = key;
         event.filed_ = key;
-        file<true>(Entry{key, &event});
+        refile_front(Entry{key, &event});
         return true;
       }
       event.filed_ = Event::kNotFiled;
@@ -314,6 +314,22 @@ class EventQueue {
       far_push(near_[--hi_]);
     }
     near_insert<kFresh>(e);
+  }
+
+  // file<true>(e) just after the front entry was taken out (its slot,
+  // near_[lo_ - 1], is free, and the near array has room): the entries due
+  // up to e's time move one slot towards the front, scanned from the front,
+  // since e (a relay's second stage) is due soon.
+  void refile_front(Entry e) {
+    if (n_far_ != 0 && !before<true>(e, far_[0].key)) [[unlikely]] {
+      far_push(e);
+      return;
+    }
+    Entry* p = near_.get() + lo_ - 1;
+    Entry* const end = near_.get() + hi_;
+    --lo_;
+    for (; p + 1 != end && !before<true>(e, p[1].key); ++p) p[0] = p[1];
+    *p = e;
   }
 
   // Insert into the near array (not full), shifting its nearer half.

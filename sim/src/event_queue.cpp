@@ -14,6 +14,10 @@ EventQueue::~EventQueue() {
   for (std::size_t i = 0; i < n_far_; ++i) far_[i].event->filed_ = Event::kNotFiled;
 }
 
+void EventQueue::bad_relay() {
+  throw std::logic_error("EventQueue::schedule_relay: the second stage's time (at + delay) reaches kNever");
+}
+
 void EventQueue::bad_time(Time at) {
   if (at == kNever) throw std::logic_error("EventQueue::schedule: time is kNever");
   throw std::logic_error("EventQueue::schedule: time in the past");

@@ -16,8 +16,7 @@ Hrtimer::~Hrtimer() {
 HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
     : queue_(&queue),
       config_(config),
-      device_event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->device_fired(); }, this),
-      irq_event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->handle_interrupt(); }, this) {}
+      event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->handle_interrupt(); }, this) {}
 
 HrtimerModel::~HrtimerModel() { timers_.clear(); }
 
@@ -42,16 +41,6 @@ Time HrtimerModel::earliest_hard_expiry() const {
 Time HrtimerModel::overhead() const {
   return stats_.interrupts * config_.interrupt_cost +
          (stats_.reprograms + stats_.device_stops) * config_.reprogram_cost;
-}
-
-void HrtimerModel::device_fired() {
-  // The device is one-shot: it holds nothing until written again. The kernel's
-  // expires_next keeps its value until the handler runs.
-  if (config_.entry_latency == 0) {
-    handle_interrupt();
-  } else {
-    queue_->schedule(irq_event_, queue_->now() + config_.entry_latency);
-  }
 }
 
 void HrtimerModel::handle_interrupt() {
@@ -80,9 +69,9 @@ void HrtimerModel::handle_interrupt() {
   irq_exit_();
   defer_writes_ = false;
   if (deferred_arm_)
-    queue_->schedule_reserved(device_event_, deferred_at_, deferred_seq_);
+    queue_->schedule_relay_reserved(event_, deferred_at_, config_.entry_latency, deferred_seq_);
   else
-    queue_->cancel(device_event_);
+    queue_->cancel(event_);
 }
 
 void HrtimerModel::force_reprogram() {

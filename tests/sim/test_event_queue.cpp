@@ -185,6 +185,13 @@ struct RandomProgram {
   // Actions per callback: 0 .. actions-1 (mean 1 keeps about a dozen armed;
   // 6 keeps about a third of `events` armed).
   static inline int actions = 3;
+  // > 0: one arm in `relays` is a relay (schedule_relay; the deferred arm
+  // then schedule_relay_reserved) whose second stage comes 1-8 ns later.
+  static inline int relays = 0;
+  static Time relay(std::mt19937_64& rng) {
+    if (relays == 0 || rng() % static_cast<std::uint64_t>(relays) != 0) return 0;
+    return 1 + rng() % 8;
+  }
   static inline std::size_t most_armed = 0;  // the queue's largest size() in the last run
   // Spread > 0: a quarter of the arms go up to `spread` ns ahead (far events,
   // often moved back near), the rest within 8 ns (ties).
@@ -202,16 +209,18 @@ struct RandomProgram {
     const std::uint64_t seq = defer ? reserve() : 0;
     const int deferred = defer ? static_cast<int>(rng() % events) : -1;
     const Time deferred_at = defer ? now() + delay(rng) : 0;
+    const Time deferred_relay = defer ? relay(rng) : 0;
     const int n = static_cast<int>(rng() % static_cast<std::uint64_t>(actions));
     for (int k = 0; k < n; ++k) {
       const int target = static_cast<int>(rng() % events);
       if (rng() % 4 == 0) {
         cancel(target);
       } else {
-        schedule(target, now() + delay(rng));  // few distinct times: many ties
+        const Time at = now() + delay(rng);  // few distinct times: many ties
+        schedule(target, at, relay(rng));
       }
     }
-    if (defer) schedule_reserved(deferred, deferred_at, seq);
+    if (defer) schedule_reserved(deferred, deferred_at, seq, deferred_relay);
   }
 };
 
@@ -221,21 +230,38 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
   std::vector<Record> trace;
   std::vector<std::unique_ptr<Event>> ev;
   for (int i = 0; i < RandomProgram::events; ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
-  auto schedule = [&](int i, Time t) { q.schedule(*ev[static_cast<std::size_t>(i)], t); };
+  auto schedule = [&](int i, Time t, Time relay) {
+    Event& e = *ev[static_cast<std::size_t>(i)];
+    if (relay)
+      q.schedule_relay(e, t, relay);
+    else
+      q.schedule(e, t);
+  };
   auto cancel = [&](int i) { q.cancel(*ev[static_cast<std::size_t>(i)]); };
   auto now = [&] { return q.now(); };
   auto reserve = [&] { return q.reserve_seq(); };
-  auto schedule_reserved = [&](int i, Time t, std::uint64_t seq) {
-    q.schedule_reserved(*ev[static_cast<std::size_t>(i)], t, seq);
+  auto schedule_reserved = [&](int i, Time t, std::uint64_t seq, Time relay) {
+    Event& e = *ev[static_cast<std::size_t>(i)];
+    if (relay)
+      q.schedule_relay_reserved(e, t, relay, seq);
+    else
+      q.schedule_reserved(e, t, seq);
   };
   for (int i = 0; i < RandomProgram::events; ++i) {
     ev[static_cast<std::size_t>(i)]->set_callback(
         [&, i] { RandomProgram::step(rng, i, schedule, cancel, now, reserve, schedule_reserved, trace); });
-    schedule(i, RandomProgram::delay(rng));
+    schedule(i, RandomProgram::delay(rng), 0);
   }
   RandomProgram::most_armed = 0;
-  for (std::uint64_t s = 0; s < steps && q.run_next(); ++s)
+  // A relay's first stage is a step of its own (run_next returns after it);
+  // the trace records the relays pending after each step.
+  for (std::uint64_t s = 0; s < steps && q.run_next(); ++s) {
     RandomProgram::most_armed = std::max(RandomProgram::most_armed, q.size());
+    int pending = 0;
+    for (const auto& e : ev) pending += e->relay_pending();
+    trace.push_back({q.now(), -1 - pending});
+  }
+  EXPECT_EQ(q.events_run(), trace.size() - static_cast<std::size_t>(std::count_if(trace.begin(), trace.end(), [](const Record& r) { return r.id >= 0; })));
   return trace;
 }
 
@@ -245,17 +271,20 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
     bool armed = false;
     Time time = 0;
     std::uint64_t seq = 0;
+    Time relay = 0;  // a relay's first stage: the delay to its second
   };
   std::vector<Slot> slots(RandomProgram::events);
   std::uint64_t next_seq = 0;
   Time current = 0;
   std::vector<Record> trace;
-  auto schedule = [&](int i, Time t) { slots[static_cast<std::size_t>(i)] = {true, t, next_seq++}; };
+  auto schedule = [&](int i, Time t, Time relay) { slots[static_cast<std::size_t>(i)] = {true, t, next_seq++, relay}; };
   auto cancel = [&](int i) { slots[static_cast<std::size_t>(i)].armed = false; };
   auto now = [&] { return current; };
   auto reserve = [&] { return next_seq++; };
-  auto schedule_reserved = [&](int i, Time t, std::uint64_t seq) { slots[static_cast<std::size_t>(i)] = {true, t, seq}; };
-  for (int i = 0; i < RandomProgram::events; ++i) schedule(i, RandomProgram::delay(rng));
+  auto schedule_reserved = [&](int i, Time t, std::uint64_t seq, Time relay) {
+    slots[static_cast<std::size_t>(i)] = {true, t, seq, relay};
+  };
+  for (int i = 0; i < RandomProgram::events; ++i) schedule(i, RandomProgram::delay(rng), 0);
   for (std::uint64_t s = 0; s < steps; ++s) {
     int best = -1;
     for (int i = 0; i < RandomProgram::events; ++i) {
@@ -265,9 +294,18 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
       if (!b || c.time < b->time || (c.time == b->time && c.seq < b->seq)) best = i;
     }
     if (best < 0) break;
-    current = slots[static_cast<std::size_t>(best)].time;
-    slots[static_cast<std::size_t>(best)].armed = false;
-    RandomProgram::step(rng, best, schedule, cancel, now, reserve, schedule_reserved, trace);
+    Slot& b = slots[static_cast<std::size_t>(best)];
+    current = b.time;
+    if (b.relay) {
+      // The first stage arms the second, as an event armed by an event.
+      b = {true, current + b.relay, next_seq++, 0};
+    } else {
+      b.armed = false;
+      RandomProgram::step(rng, best, schedule, cancel, now, reserve, schedule_reserved, trace);
+    }
+    int pending = 0;
+    for (const Slot& c : slots) pending += c.armed && c.relay;
+    trace.push_back({current, -1 - pending});
   }
   return trace;
 }
@@ -326,6 +364,56 @@ TEST(EventQueue, ReservedSequenceNumbersEqualToLinearReference) {
   RandomProgram::reserved = 0;
   RandomProgram::events = 40;
   RandomProgram::spread = 0;
+}
+
+// Relays (the hrtimer's device and handler as one event: schedule_relay,
+// schedule_relay_reserved) run as an event that arms another would, among
+// ties, moves (of either stage), cancels and reserved arms, near and far.
+TEST(EventQueue, RelaysEqualToLinearReference) {
+  RandomProgram::relays = 3;
+  RandomProgram::reserved = 2;
+  for (int events : {40, 300}) {
+    RandomProgram::events = events;
+    RandomProgram::actions = events > 40 ? 6 : 3;
+    expect_equal_to_reference(0);
+    expect_equal_to_reference(1'000);
+    expect_equal_to_reference(1'000'000);
+  }
+  RandomProgram::actions = 3;
+  RandomProgram::relays = 0;
+  RandomProgram::reserved = 0;
+  RandomProgram::events = 40;
+  RandomProgram::spread = 0;
+}
+
+TEST(EventQueue, RelayStages) {
+  EventQueue q;
+  int runs = 0;
+  Event e(q, [&] { ++runs; });
+  Event other(q, [] {});
+  q.schedule_relay(e, 10, 5);
+  EXPECT_TRUE(e.relay_pending());
+  EXPECT_EQ(e.when(), 10u);
+  q.schedule(other, 15);  // armed before the second stage: runs first
+  EXPECT_EQ(q.run_until(12), 1u);
+  EXPECT_EQ(runs, 0);
+  EXPECT_TRUE(e.armed());
+  EXPECT_FALSE(e.relay_pending());
+  EXPECT_EQ(e.when(), 15u);
+  EXPECT_EQ(q.run_until(15), 2u);
+  EXPECT_EQ(runs, 1);
+  EXPECT_FALSE(e.armed());
+  // A cancelled first stage never arms the second; a delay of 0 is a plain arm.
+  q.schedule_relay(e, 20, 5);
+  EXPECT_TRUE(q.cancel(e));
+  EXPECT_FALSE(e.relay_pending());
+  q.run_until(30);
+  EXPECT_EQ(runs, 1);
+  q.schedule_relay(e, 31, 0);
+  EXPECT_FALSE(e.relay_pending());
+  EXPECT_EQ(q.run_until(31), 1u);
+  EXPECT_EQ(runs, 2);
+  EXPECT_THROW(q.schedule_relay(e, 40, kNever - 40), std::logic_error);
 }
 
 // A reserved number places the event before arms made after the reservation

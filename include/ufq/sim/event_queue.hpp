@@ -29,6 +29,13 @@
 //    again under its true key, however many moves it had. Every entry's key
 //    is at most its event's, so a front entry whose key is true is the
 //    earliest event.
+//
+// A relay (schedule_relay) is an event with two stages, as a device's
+// interrupt and its handler a latency later: when its first stage comes due,
+// nothing is called and the event is armed again, `delay` later, with the
+// sequence number a schedule() made at that instant would take; the second
+// stage runs the callback. The order is that of two events, the first arming
+// the second (each stage counts as an event run), without the first's call.
 #pragma once
 
 #include <cassert>
@@ -72,6 +79,9 @@ class Event {
   // True from schedule() until the event runs or is cancelled. While the
   // callback runs the event is no longer armed, so the callback may re-arm it.
   bool armed() const { return filed_ != kNotFiled; }
+  // Armed for the first stage of a relay (EventQueue::schedule_relay with a
+  // delay above 0), whose second stage is still to be armed.
+  bool relay_pending() const { return armed() && relay_ != 0; }
 
   // The time the event will run at. Precondition: armed().
   Time when() const { return static_cast<Time>(key_ >> 64); }
@@ -94,6 +104,7 @@ class Event {
 
   detail::EventKey key_ = 0;          // while armed: its true key
   detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
+  Time relay_ = 0;  // while armed for a relay's first stage: the delay to its second, else 0
   EventQueue* queue_;
   std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
   Fn fn_;
@@ -121,7 +132,18 @@ class EventQueue {
   // schedules into the past is wrong, not slow), and `event` is bound to this
   // queue (also std::logic_error). No allocation once the queue has reached
   // its high-water mark.
-  void schedule(Event& event, Time at) { schedule_key<true>(event, at, next_seq_++); }
+  void schedule(Event& event, Time at) { schedule_key<true>(event, at, next_seq_++, 0); }
+
+  // Arm (or move) `event` as a relay (see above): at `at` its first stage
+  // comes due and arms the second for `at + delay` as schedule() would there
+  // and then; the callback runs at the second. While the first is armed,
+  // relay_pending() is true; the event may be moved or cancelled as any
+  // other. A delay of 0 is schedule(event, at). Preconditions: those of
+  // schedule(), and at + delay < kNever (std::logic_error).
+  void schedule_relay(Event& event, Time at, Time delay) {
+    if (delay >= kNever - at) [[unlikely]] bad_relay();
+    schedule_key<true>(event, at, next_seq_++, delay);
+  }
 
   // Take the sequence number schedule() would give next, for an arm decided
   // now but made later with schedule_reserved(): the event then runs where it
@@ -130,7 +152,16 @@ class EventQueue {
   std::uint64_t reserve_seq() { return next_seq_++; }
   // schedule(event, at) with the sequence number `seq` from reserve_seq()
   // (not used for another arm). Same preconditions as schedule().
-  void schedule_reserved(Event& event, Time at, std::uint64_t seq) { schedule_key<false>(event, at, seq); }
+  void schedule_reserved(Event& event, Time at, std::uint64_t seq) { schedule_key<false>(event, at, seq, 0); }
+  // schedule_relay() with a sequence number from reserve_seq().
+  void schedule_relay_reserved(Event& event, Time at, Time delay, std::uint64_t seq) {
+    if (delay >= kNever - at) [[unlikely]] bad_relay();
+    // No arm since the reservation: `seq` is the newest, as a fresh arm's.
+    if (seq + 1 == next_seq_)
+      schedule_key<true>(event, at, seq, delay);
+    else
+      schedule_key<false>(event, at, seq, delay);
+  }
 
   // Disarm `event`. Returns whether it was armed (false, doing nothing, for an
   // event bound to another queue). Never allocates.
@@ -154,17 +185,17 @@ class EventQueue {
   }
 
   // Run the earliest event: advance now() to its time, disarm it, call its
-  // callback. Returns false (doing nothing) when no event is armed.
-  bool run_next() { return run_first(~detail::EventKey{0}); }
+  // callback (or, for a relay's first stage, arm its second). Returns false
+  // (doing nothing) when no event is armed.
+  bool run_next() { return run_first(kNever); }
 
   // Run every event due at or before `limit`, including those that callbacks
   // arm within the limit, then advance now() to `limit`. Returns how many ran.
   // Precondition: now() <= limit < kNever (throws std::logic_error).
   std::uint64_t run_until(Time limit) {
     if (limit < now_ || limit == kNever) throw std::logic_error("EventQueue::run_until: bad limit");
-    const detail::EventKey last = detail::EventKey{limit} << 64 | ~std::uint64_t{0};
     std::uint64_t n = 0;
-    while (run_first(last)) ++n;
+    while (run_first(limit)) ++n;
     now_ = limit;
     return n;
   }
@@ -194,15 +225,17 @@ class EventQueue {
   static Entry sentinel() { return Entry{~detail::EventKey{0}, nullptr}; }
 
   [[noreturn]] static void bad_time(Time at);
+  [[noreturn]] static void bad_relay();
 
   // kFresh: `seq` is the newest sequence number (schedule()), so the entry
   // comes after every entry of its time and comparing times is enough.
   template <bool kFresh>
-  void schedule_key(Event& event, Time at, std::uint64_t seq) {
+  void schedule_key(Event& event, Time at, std::uint64_t seq, Time relay) {
     if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
     if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
     const detail::EventKey key = detail::EventKey{at} << 64 | seq;
     event.key_ = key;
+    event.relay_ = relay;
     // Armed and moved later (or to the same time): the entry stays, under a
     // smaller key (see above). Not armed: filed_ is above every key.
     if (event.filed_ < key) return;
@@ -223,26 +256,39 @@ class EventQueue {
     return e.key < k;
   }
 
-  // Run the earliest event if its key is at most `last`; false otherwise or
-  // when none is armed. An entry of an event moved later is filed again first.
-  bool run_first(detail::EventKey last) {
+  // Run the earliest event if it is due at or before `limit`; false otherwise
+  // or when none is armed. An entry of an event moved later is filed again
+  // first: its key is not the event's, which shows in the sequence number
+  // alone (every arm takes its own, so equal numbers mean the same arm).
+  bool run_first(Time limit) {
     for (;;) {
       if (lo_ == hi_) [[unlikely]] {
         if (n_far_ == 0) return false;
         refill();
       }
-      const Entry& f = near_[lo_];
-      if (f.key > last) return false;
+      const Entry f = near_[lo_];
+      const Time at = time_of(f.key);
+      if (at > limit) return false;
       Event& event = *f.event;
       ++lo_;
-      if (f.key != event.key_) [[unlikely]] {
+      if (static_cast<std::uint64_t>(f.key) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
         event.filed_ = event.key_;
         file<false>(Entry{event.key_, &event});
         continue;
       }
-      now_ = static_cast<Time>(event.key_ >> 64);
-      event.filed_ = Event::kNotFiled;
+      now_ = at;
       ++events_run_;
+      if (event.relay_ != 0) [[unlikely]] {
+        // A relay's first stage: arm the second as schedule(event, now_ +
+        // relay_) would here (a fresh arm: the entry was just taken out).
+        const detail::EventKey key = detail::EventKey{now_ + event.relay_} << 64 | next_seq_++;
+        event.relay_ = 0;
+        event.key_ = key;
+        event.filed_ = key;
+        refile_front(Entry{key, &event});
+        return true;
+      }
+      event.filed_ = Event::kNotFiled;
       event.fn_(event.context_);
       return true;
     }
@@ -269,6 +315,22 @@ class EventQueue {
       far_push(near_[--hi_]);
     }
     near_insert<kFresh>(e);
+  }
+
+  // file<true>(e) just after the front entry was taken out (its slot,
+  // near_[lo_ - 1], is free, and the near array has room): the entries due
+  // up to e's time move one slot towards the front, scanned from the front,
+  // since e (a relay's second stage) is due soon.
+  void refile_front(Entry e) {
+    if (n_far_ != 0 && !before<true>(e, far_[0].key)) [[unlikely]] {
+      far_push(e);
+      return;
+    }
+    Entry* p = near_.get() + lo_ - 1;
+    Entry* const end = near_.get() + hi_;
+    --lo_;
+    for (; p + 1 != end && !before<true>(e, p[1].key); ++p) p[0] = p[1];
+    *p = e;
   }
 
   // Insert into the near array (not full), shifting its nearer half.

@@ -129,7 +129,7 @@ class HrtimerModel {
   Time programmed() const { return expires_next_; }
 
   // The device has fired and the handler has not run yet (entry_latency > 0).
-  bool interrupt_pending() const { return irq_event_.armed(); }
+  bool interrupt_pending() const { return config_.entry_latency != 0 && event_.armed() && !event_.relay_pending(); }
   // A timer callback is running (called from inside the handler).
   bool in_interrupt() const { return in_irq_; }
 
@@ -157,7 +157,6 @@ class HrtimerModel {
   using TimerSet = boost::intrusive::list<Hrtimer, Hook, boost::intrusive::constant_time_size<true>>;
   void enqueue(Hrtimer& timer);  // in ByHardExpiry order
 
-  void device_fired();
   void handle_interrupt();
   void force_reprogram();   // re-evaluate the earliest hard expiry, write if changed
   void program(Time expiry);  // one device write
@@ -165,8 +164,12 @@ class HrtimerModel {
   EventQueue* queue_;
   HrtimerConfig config_;
   TimerSet timers_;
-  Event device_event_;  // the clock-event device's next firing
-  Event irq_event_;     // the handler, entry_latency after a firing
+  // The clock-event device's next firing and the handler entry_latency
+  // later, as one relay (EventQueue::schedule_relay): its first stage is the
+  // device, which only arms the second, the handler, as an event of its own
+  // would (the same sequence number, so the same order), without the call.
+  // With entry_latency 0 it is the device's event, which runs the handler.
+  Event event_;
   Time expires_next_ = kNever;
   const Hrtimer* next_timer_ = nullptr;  // the timer expires_next_ was taken from
   std::uint64_t next_seq_ = 0;
@@ -210,27 +213,29 @@ inline void HrtimerModel::enqueue(Hrtimer& timer) {
 
 inline void HrtimerModel::program(Time expiry) {
   expires_next_ = expiry;
-  // An interrupt already pending (irq_event_): a firing now would merge with
-  // it, and the handler writes the device again when it finishes.
-  const bool arm = expiry != kNever && !irq_event_.armed();
   if (expiry == kNever)
     ++stats_.device_stops;
   else
     ++stats_.reprograms;
   if (defer_writes_) {
     // From the handler's end to its irq_exit's: the last write wins, armed
-    // with the sequence number it would have had (handle_interrupt).
-    deferred_arm_ = arm;
-    if (arm) {
+    // with the sequence number it would have had (handle_interrupt). The
+    // handler's event is running, so no interrupt is pending.
+    deferred_arm_ = expiry != kNever;
+    if (deferred_arm_) {
       deferred_at_ = std::max(expiry, queue_->now());
       deferred_seq_ = queue_->reserve_seq();
     }
     return;
   }
-  if (arm)
-    queue_->schedule(device_event_, std::max(expiry, queue_->now()));
+  // An interrupt already pending (the relay's second stage armed): a firing
+  // now would merge with it, and the handler writes the device again when it
+  // finishes.
+  if (interrupt_pending()) return;
+  if (expiry != kNever)
+    queue_->schedule_relay(event_, std::max(expiry, queue_->now()), config_.entry_latency);
   else
-    queue_->cancel(device_event_);
+    queue_->cancel(event_);  // stop the device
 }
 
 }  // namespace ufq::sim

@@ -349,29 +349,12 @@ TEST(EventQueue, ManyArmedEventsEqualToLinearReference) {
   RandomProgram::spread = 0;
 }
 
-// Arms decided early and made late (reserve_seq, schedule_reserved) run where
-// an arm made at the reservation would have, among ties and moves.
-TEST(EventQueue, ReservedSequenceNumbersEqualToLinearReference) {
-  RandomProgram::reserved = 2;
-  for (int events : {40, 300}) {
-    RandomProgram::events = events;
-    RandomProgram::actions = events > 40 ? 6 : 3;
-    expect_equal_to_reference(0);
-    expect_equal_to_reference(1'000);
-    expect_equal_to_reference(1'000'000);
-  }
-  RandomProgram::actions = 3;
-  RandomProgram::reserved = 0;
-  RandomProgram::events = 40;
-  RandomProgram::spread = 0;
-}
-
-// Relays (the hrtimer's device and handler as one event: schedule_relay,
-// schedule_relay_reserved) run as an event that arms another would, among
-// ties, moves (of either stage), cancels and reserved arms, near and far.
-TEST(EventQueue, RelaysEqualToLinearReference) {
-  RandomProgram::relays = 3;
-  RandomProgram::reserved = 2;
+// The random programs with `reserved` and `relays` set, at 40 and 300 events
+// (the near array fills, spills and refills) and three spreads; the knobs are
+// put back afterwards.
+void expect_mix_equal_to_reference(int reserved, int relays) {
+  RandomProgram::reserved = reserved;
+  RandomProgram::relays = relays;
   for (int events : {40, 300}) {
     RandomProgram::events = events;
     RandomProgram::actions = events > 40 ? 6 : 3;
@@ -385,6 +368,15 @@ TEST(EventQueue, RelaysEqualToLinearReference) {
   RandomProgram::events = 40;
   RandomProgram::spread = 0;
 }
+
+// Arms decided early and made late (reserve_seq, schedule_reserved) run where
+// an arm made at the reservation would have, among ties and moves.
+TEST(EventQueue, ReservedSequenceNumbersEqualToLinearReference) { expect_mix_equal_to_reference(2, 0); }
+
+// Relays (the hrtimer's device and handler as one event: schedule_relay,
+// schedule_relay_reserved) run as an event that arms another would, among
+// ties, moves (of either stage), cancels and reserved arms, near and far.
+TEST(EventQueue, RelaysEqualToLinearReference) { expect_mix_equal_to_reference(2, 3); }
 
 TEST(EventQueue, RelayStages) {
   EventQueue q;

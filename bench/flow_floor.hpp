@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 
+#include "fifo_floor.hpp"
 #include "huge_pages.hpp"
 #include "ufq/packet.hpp"
 #include "ufq/verdict.hpp"
@@ -52,21 +53,24 @@ class FlowFloor {
   // before any is updated.
   std::size_t dequeue_burst(Time now, std::span<Packet*> out) {
     std::size_t n = 0;
-    for (Packet* p = head_; p && n < out.size() && p->time_to_send_ <= now; p = p->next_) {
-      out[n++] = p;
+    for (const Packet* p = fifo_.head(); p && n < out.size() && p->time_to_send_ <= now; p = p->next_, ++n)
       __builtin_prefetch(&records_[p->right_bits_], 1);
-    }
-    for (std::size_t k = 0; k < n; ++k) pop();
+    for (std::size_t k = 0; k < n; ++k) out[k] = dequeue(now);
     return n;
   }
 
   Packet* dequeue(Time now) {
-    if (!head_ || head_->time_to_send_ > now) return nullptr;
-    return pop();
+    Packet* p = fifo_.dequeue(now);
+    if (p) {
+      Record& r = records_[p->right_bits_];
+      --r.qlen;
+      r.credit -= static_cast<std::int32_t>(p->len);
+    }
+    return p;
   }
 
   // When the head may leave (kNever when nothing is queued).
-  Time next_due() const { return head_ ? head_->time_to_send_ : kNever; }
+  Time next_due() const { return fifo_.next_due(); }
 
  private:
   struct Record {
@@ -86,30 +90,12 @@ class FlowFloor {
     Record& r = records_[id];
     ++r.qlen;
     r.bytes += p.len;
+    fifo_.enqueue(p, now);
     p.right_bits_ = id;
-    p.time_to_send_ = p.tstamp ? p.tstamp : now;
-    p.next_ = nullptr;
-    if (tail_)
-      tail_->next_ = &p;
-    else
-      head_ = &p;
-    tail_ = &p;
-  }
-
-  Packet* pop() {
-    Packet* p = head_;
-    Record& r = records_[p->right_bits_];
-    --r.qlen;
-    r.credit -= static_cast<std::int32_t>(p->len);
-    head_ = p->next_;
-    if (!head_) tail_ = nullptr;
-    p->next_ = nullptr;
-    return p;
   }
 
   detail::HugeVector<Record> records_;
-  Packet* head_ = nullptr;
-  Packet* tail_ = nullptr;
+  FifoFloor fifo_;
 };
 
 }  // namespace ufq::bench

@@ -28,6 +28,7 @@ using Reference = ufq::reference::FqScheduler;
 using Fast = ufq::FqScheduler;
 using FastSingleCalls = ufq::bench::SingleCalls<ufq::FqScheduler>;
 using ufq::bench::FifoFloor;
+using ufq::bench::FlowFloor;
 using ufq::bench::HeapPacer;
 
 using ufq::bench::config_for;
@@ -49,7 +50,7 @@ void BM_PacedOrder(benchmark::State& state) {
   const auto flows = static_cast<std::size_t>(state.range(0));
   const auto cfg = config_for(flows, static_cast<std::uint32_t>(state.range(1)));
   S fq = make<S>(cfg);
-  std::vector<ufq::FlowOwner> owners(flows);
+  ufq::bench::AppVector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
   std::array<std::vector<std::uint32_t>, 2> order;
   if constexpr (kShuffled) {
@@ -60,7 +61,7 @@ void BM_PacedOrder(benchmark::State& state) {
       std::shuffle(o.begin(), o.end(), rng);
     }
   }
-  std::vector<ufq::Packet> ring((kShuffled ? 3 : 2) * flows + 16);  // shuffled: a flow may hold 2
+  ufq::bench::AppVector<ufq::Packet> ring((kShuffled ? 3 : 2) * flows + 16);  // shuffled: a flow may hold 2
   std::size_t next = 0;
   std::size_t f = 0, round = 0;
   ufq::Time now = 1'000'000'000;
@@ -163,9 +164,9 @@ void BM_PacedTimer(benchmark::State& state) {
   const auto flows = static_cast<std::size_t>(state.range(0));
   const auto slack = static_cast<ufq::Time>(state.range(1));
   S fq = make<S>(config_for(flows, static_cast<std::uint32_t>(slack)));
-  std::vector<ufq::FlowOwner> owners(flows);
+  ufq::bench::AppVector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
-  std::vector<ufq::Packet> ring(2 * flows + 64);
+  ufq::bench::AppVector<ufq::Packet> ring(2 * flows + 64);
   std::size_t next = 0, f = 0;
   ufq::Time now = 1'000'000'000;
   ufq::Time wake = now;
@@ -194,9 +195,9 @@ template <class S>
 void BM_Unpaced(benchmark::State& state) {
   const auto flows = static_cast<std::size_t>(state.range(0));
   S fq = make<S>(config_for(flows, 10000));
-  std::vector<ufq::FlowOwner> owners(flows);
+  ufq::bench::AppVector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
-  std::vector<ufq::Packet> ring(flows * 2 + 2);
+  ufq::bench::AppVector<ufq::Packet> ring(flows * 2 + 2);
   std::size_t next = 0;
   for (std::size_t i = 0; i < flows; ++i) {
     ring[next] = ufq::Packet{.len = 1514, .owner = &owners[i]};
@@ -222,8 +223,8 @@ void BM_Lookup(benchmark::State& state) {
   auto cfg = config_for(flows, 10000);
   cfg.flow_limit = 1;
   S fq(cfg);
-  std::vector<ufq::FlowOwner> owners(flows);
-  std::vector<ufq::Packet> held(flows);
+  ufq::bench::AppVector<ufq::FlowOwner> owners(flows);
+  ufq::bench::AppVector<ufq::Packet> held(flows);
   for (std::size_t i = 0; i < flows; ++i) {
     owners[i].id = i + 1;
     held[i] = ufq::Packet{.len = 1514, .tstamp = 1'000'000'000'000, .owner = &owners[i]};
@@ -246,9 +247,9 @@ template <class S, bool kThrottle>
 void BM_ThrottleCycle(benchmark::State& state) {
   const auto flows = static_cast<std::size_t>(state.range(0));
   S fq(config_for(flows, 10000));
-  std::vector<ufq::FlowOwner> owners(flows);
+  ufq::bench::AppVector<ufq::FlowOwner> owners(flows);
   for (std::size_t i = 0; i < flows; ++i) owners[i].id = i + 1;
-  std::vector<ufq::Packet> pk(flows);
+  ufq::bench::AppVector<ufq::Packet> pk(flows);
   ufq::Time now = 1'000'000'000;
   std::uint64_t x = 7;
   for (auto _ : state) {
@@ -340,6 +341,9 @@ UFQ_BENCH4(BM_PacedShuffledBurst, ->ArgsProduct({{1000, 100000, 1000000}, {8, 32
 // The same harness over the fast scheduler's single calls: what batching gains.
 BENCHMARK_TEMPLATE(BM_PacedBurst, FastSingleCalls)->ArgsProduct({{1000, 1000000}, {32}});
 BENCHMARK_TEMPLATE(BM_PacedShuffledBurst, FastSingleCalls)->ArgsProduct({{1000, 1000000}, {32}});
+// The per-flow floor (flow_floor.hpp): what flow order costs a queue that keeps per-flow state.
+BENCHMARK_TEMPLATE(BM_PacedBurst, FlowFloor)->ArgsProduct({{1000, 1000000}, {32}});
+BENCHMARK_TEMPLATE(BM_PacedShuffledBurst, FlowFloor)->ArgsProduct({{1000, 1000000}, {32}});
 UFQ_BENCH3(BM_Unpaced, ->Arg(1)->Arg(1000)->Arg(100000)->Arg(1000000));
 BENCHMARK_TEMPLATE(BM_Lookup, Reference)->Arg(1000)->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_Lookup, Fast)->Arg(1000)->Arg(1000000);

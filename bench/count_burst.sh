@@ -8,7 +8,7 @@
 # flows keeps the working set / LL ratio of 1M flows against 32 MiB, at a tenth
 # of the run time (callgrind at 1M flows takes over 10 minutes per run here).
 # Usage: bench/count_burst.sh IMPL ORDER FLOWS [BURST] [WAKES]
-#   IMPL fast|fast-single|reference|heap|floor (fast-single: the fast scheduler's single calls in the same harness), ORDER roundrobin|shuffled; BURST 32, WAKES 2000 by default.
+#   IMPL fast|fast-single|reference|heap|floor|flow-floor (flow-floor: bench/flow_floor.hpp; fast-single: the fast scheduler's single calls in the same harness), ORDER roundrobin|shuffled; BURST 32, WAKES 2000 by default.
 # Prints: impl order flows burst Ir/packet D1-misses/packet LL-misses/packet
 # Environment: BUILD_DIR (default build/perf-bench).
 set -euo pipefail

@@ -27,6 +27,8 @@ class FifoFloor {
 
   // When the head may leave (kNever when nothing is queued).
   Time next_due() const { return head_ ? head_->time_to_send_ : kNever; }
+  // The oldest queued packet (nullptr when empty); the rest follow through next_.
+  const Packet* head() const { return head_; }
 
   Packet* dequeue(Time now) {
     Packet* p = head_;

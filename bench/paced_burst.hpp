@@ -7,7 +7,8 @@
 // wakes every `burst` arrivals, enqueues them in one enqueue_burst and sends
 // what is due in dequeue_burst calls of up to 64 packets (the driver loop's
 // bulk). The binary heap and the FIFO floor have no batched calls: the same
-// harness runs their single calls in a plain loop.
+// harness runs their single calls in a plain loop. The per-flow floor
+// (flow_floor.hpp) has batched calls that prefetch, as the fast scheduler's do.
 #pragma once
 
 #include <algorithm>
@@ -20,8 +21,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "app_memory.hpp"
 #include "bench_config.hpp"
 #include "fifo_floor.hpp"
+#include "flow_floor.hpp"
 #include "heap_pacer.hpp"
 #include "page_size_env.hpp"
 #include "ufq/packet.hpp"
@@ -32,7 +35,8 @@ namespace ufq::bench {
 // The baselines (binary heap, FIFO floor) take no fq configuration and say
 // when they are next due themselves.
 template <class S>
-constexpr bool kBaseline = std::is_same_v<S, HeapPacer> || std::is_same_v<S, FifoFloor>;
+constexpr bool kBaseline =
+    std::is_same_v<S, HeapPacer> || std::is_same_v<S, FifoFloor> || std::is_same_v<S, FlowFloor>;
 
 template <class S>
 S make(const FqConfig& cfg) {
@@ -142,9 +146,9 @@ class PacedBurst {
  private:
   std::size_t flows_, burst_;
   S fq_;
-  std::vector<FlowOwner> owners_;
+  AppVector<FlowOwner> owners_;
   std::array<std::vector<std::uint32_t>, 2> order_;
-  std::vector<Packet> ring_;
+  AppVector<Packet> ring_;
   std::vector<Packet*> in_;
   std::vector<Verdict> verdicts_;
   std::array<Packet*, 64> out_{};

@@ -5,7 +5,7 @@
 // difference by the packets between them, so set-up and warm-up cancel out.
 // Environment: UFQ_HUGE_PAGES=0 (4 KiB pages for the scheduler's arrays),
 // UFQ_PROBE_SMAPS=1 (print Rss and AnonHugePages after the run).
-// Usage: bench_probe_burst fast|fast-single|reference|heap|floor roundrobin|shuffled FLOWS BURST WAKES
+// Usage: bench_probe_burst fast|fast-single|reference|heap|floor|flow-floor roundrobin|shuffled FLOWS BURST WAKES
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -39,7 +39,7 @@ void run(bool shuffled, std::size_t flows, std::size_t burst, std::size_t wakes)
 
 int main(int argc, char** argv) {
   if (argc != 6) {
-    std::fprintf(stderr, "usage: %s fast|fast-single|reference|heap|floor roundrobin|shuffled FLOWS BURST WAKES\n", argv[0]);
+    std::fprintf(stderr, "usage: %s fast|fast-single|reference|heap|floor|flow-floor roundrobin|shuffled FLOWS BURST WAKES\n", argv[0]);
     return 2;
   }
   const std::string impl = argv[1], order = argv[2];
@@ -60,8 +60,10 @@ int main(int argc, char** argv) {
     run<ufq::bench::HeapPacer>(shuffled, flows, burst, wakes);
   else if (impl == "floor")
     run<ufq::bench::FifoFloor>(shuffled, flows, burst, wakes);
+  else if (impl == "flow-floor")
+    run<ufq::bench::FlowFloor>(shuffled, flows, burst, wakes);
   else {
-    std::fprintf(stderr, "implementation %s: valid fast, fast-single, reference, heap, floor\n", impl.c_str());
+    std::fprintf(stderr, "implementation %s: valid fast, fast-single, reference, heap, floor, flow-floor\n", impl.c_str());
     return 2;
   }
   return 0;

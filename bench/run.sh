@@ -78,7 +78,7 @@ fi
 if [[ $suites == *" focus "* ]]; then
   choose_cpu focus
   "${pin[@]}" "$build/bench/bench_scheduler" \
-    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/(1000|100000|1000000)/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<.*>/(1000|1000000)/32|Memory<(Fast|Reference)>/(1000|1000000)/iterations:1)$' \
+    --benchmark_filter='^BM_(PacedTimer<.*>/(1000|1000000)/10000|PacedShuffled<.*>/(1000|100000|1000000)/10000|PacedBurst<(Reference|Fast|HeapPacer|FifoFloor)>/(1000|1000000)/32|PacedShuffledBurst<(Reference|Fast|HeapPacer|FifoFloor|FastSingleCalls)>/(1000|1000000)/32|Paced(Shuffled)?Burst<FlowFloor>/1000000/32|Memory<(Fast|Reference)>/(1000|1000000)/iterations:1)$' \
     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
     --benchmark_enable_random_interleaving=true --benchmark_out_format=json \
     --benchmark_out="$out/bench_focus.json"

@@ -110,6 +110,8 @@ open(os.path.join(out, "results.md"), "w").write("\n".join(lines) + "\n")
 # dequeues after every packet whatever the slack, is reported beside it.
 def ratio_or_none(a, b):
     return a / b if a and b else None
+def diff_or_none(a, b):
+    return a - b if a and b else None
 def paced(impl, f):
     return ns(f"BM_PacedTimer<{impl}>/{f}/10000")
 def paced_every(impl, f):
@@ -167,7 +169,8 @@ def burst_keys(get):
     label = {1000: "1k", 100000: "100k", 1000000: "1M"}
     ns_keys = {}
     for impl, key in (("Fast", "paced_burst"), ("Reference", "reference_paced_burst"),
-                      ("HeapPacer", "heap_paced_burst"), ("FifoFloor", "floor_paced_burst")):
+                      ("HeapPacer", "heap_paced_burst"), ("FifoFloor", "floor_paced_burst"),
+                      ("FlowFloor", "flow_floor_paced_burst")):
         ns_keys[key] = {str(f): b(impl, f) for f in sizes}
         ns_keys[key.replace("paced_burst", "paced_shuffled_burst")] = {str(f): b(impl, f, True) for f in sizes}
     keys = {
@@ -191,6 +194,13 @@ def burst_keys(get):
         "speedup_vs_reference_burst": {label[f]: ratio_or_none(b("Reference", f), b("Fast", f)) for f in (1000, 1000000)},
         "speedup_vs_reference_shuffled_burst_1M": ratio_or_none(b("Reference", 1000000, True), b("Fast", 1000000, True)),
         "floor_ns_per_packet_burst": b("FifoFloor", 1000),
+        # The per-flow floor (bench/flow_floor.hpp): what shuffled order costs a queue that keeps
+        # per-flow state and prefetches, over its round robin, 1M flows; the yardstick for
+        # shuffled_vs_roundrobin_1M.
+        "flow_floor_shuffled_vs_roundrobin_1M": ratio_or_none(b("FlowFloor", 1000000, True), b("FlowFloor", 1000000)),
+        # What shuffled order adds per packet, in ns: the fast scheduler, and the per-flow floor.
+        "shuffled_extra_ns_1M": {"fast": diff_or_none(b("Fast", 1000000, True), b("Fast", 1000000)),
+                                 "flow_floor": diff_or_none(b("FlowFloor", 1000000, True), b("FlowFloor", 1000000))},
     }
     return ns_keys, keys
 

@@ -287,8 +287,10 @@ class RadixWheel {
   }
 
   // Pre: near_ empty, the wheel not. Until near_ holds the front: the first
-  // slot of the lowest level comes out (see the class comment).
-  UFQ_TS_COLD void refill() {
+  // slot of the lowest level comes out (see the class comment). Out of line
+  // but not cold: in shuffled flow order it runs every few releases, and GCC
+  // optimises cold functions for size (no inlined place(), near_.push()).
+  [[gnu::noinline]] void refill() {
     do {
       const unsigned lvl = static_cast<unsigned>(std::countr_zero(levels_));
       const unsigned d = first_slot(lvl);
@@ -479,8 +481,10 @@ class ThrottledSet {
     lane_mask_ = lane_.size() - 1;
     lane_head_ = 0;
   }
-  UFQ_TS_COLD void wheel_push(const Entry& e) { wheel_.push(e); }
-  UFQ_TS_COLD void wheel_pop() { wheel_.pop(); }
+  // Out of line (the lane-only paths keep their registers), not cold: half
+  // the throttles in shuffled order (cold is optimised for size).
+  [[gnu::noinline]] void wheel_push(const Entry& e) { wheel_.push(e); }
+  [[gnu::noinline]] void wheel_pop() { wheel_.pop(); }
 
   HugeVector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;   // lane_.size() - 1, kept: size() divides by sizeof(Entry)

@@ -131,16 +131,21 @@ class QuadHeap {
 //
 // Due times are grouped in buckets of 2^kShift ns, numbered k = t >> kShift.
 // `cur_` is the current bucket: entries with k <= cur_ (the current bucket,
-// or earlier: time went backwards) are in `near_`, an exact heap; every other
+// or earlier: time went backwards) are in `run_`, the entries a refill took
+// out for bucket cur_, sorted once and read from the front, or, pushed
+// while cur_ stood, in `near_`, an exact heap; the front is the smaller of
+// their fronts. (A heap's push and pop for each refilled entry cost about
+// 100 instructions; the sorted run about 20: docs/results.md, "The shuffled
+// path's instructions".) Every other
 // entry (k > cur_) is in the wheel, a radix heap over k in base 256: at the
 // level of the highest base-256 digit where k differs from cur_, in the slot
-// of its digit there. So near_ < level 0 < level 1 < ... in order, and within
-// a level the slots are in order. When near_ is empty and the front is
-// needed, the lowest non-empty slot of the lowest non-empty level is taken
-// out: at level 0 its entries (one bucket) go to near_ and cur_ becomes
-// their bucket; higher up, cur_ becomes the slot's first bucket and its
-// entries are placed again relative to it, each one level lower at least (or
-// into near_). cur_ only grows, except when the queue is empty.
+// of its digit there. So run_ and near_ < level 0 < level 1 < ... in order,
+// and within a level the slots are in order. When run_ and near_ are empty
+// and the front is needed, the lowest non-empty slot of the lowest non-empty
+// level is taken out: at level 0 its entries (one bucket) go to run_ and cur_
+// becomes their bucket; higher up, cur_ becomes the slot's first bucket and
+// its entries are placed again relative to it, each one level lower at least
+// (or into run_). cur_ only grows, except when the queue is empty.
 //
 // Storage: each slot is a list of 512-byte chunks (21 entries) from one pool
 // that grows amortised and is never shrunk; a taken slot's chunks go back to a
@@ -160,22 +165,33 @@ class RadixWheel {
     const std::uint64_t k = e.t >> kShift;
     if (size_ == 0 && k < cur_) cur_ = k;  // empty: start over from the earlier bucket
     ++size_;
-    if (k <= cur_)
+    if (k <= cur_) {
       near_.push(e);
-    else
-      place(k, e);
+      top_ = nullptr;
+    } else {
+      place(k, e);  // after the front: top_ stands
+    }
   }
   // The first entry. Pre: !empty(). Not const: it may take the next slot out.
+  // The front is kept (top_) until a pop or a push into near_ may change it.
   const Entry& top() {
-    if (near_.empty()) [[unlikely]] refill();
-    return near_.top();
+    if (top_) [[likely]]
+      return *top_;
+    return find_top();
   }
   // Pre: !empty(), top() called since the last push or pop.
   void pop() {
-    near_.pop();
+    if (from_run_) [[likely]]
+      ++run_next_;
+    else
+      near_.pop();
+    top_ = nullptr;
     --size_;
   }
   void clear() {
+    top_ = nullptr;
+    run_.clear();
+    run_next_ = run_end_ = run_.data();
     near_.clear();
     std::fill(slots_.begin(), slots_.end(), Slot{});
     for (auto& b : bits_) b.fill(0);
@@ -188,8 +204,16 @@ class RadixWheel {
   // Keeps the entries `keep` accepts, in place (no allocation).
   template <class Keep>
   void filter(const Keep& keep) {
+    top_ = nullptr;
     near_.filter(keep);
-    std::size_t n = near_.size();
+    // The kept run entries slide to its start, in order.
+    std::size_t kept = 0;
+    for (const Entry* e = run_next_; e != run_end_; ++e)
+      if (keep(*e)) run_[kept++] = *e;
+    run_.resize(kept);
+    run_next_ = run_.data();
+    run_end_ = run_next_ + kept;
+    std::size_t n = near_.size() + kept;
     for (unsigned lvl = 0; lvl < kLevels; ++lvl)
       for (unsigned d = 0; d < kSlots; ++d)
         if (bits_[lvl][d / 64] >> (d % 64) & 1) n += filter_slot(lvl, d, keep);
@@ -198,12 +222,15 @@ class RadixWheel {
   // Every entry, in no particular order.
   template <class Fn>
   void for_each(const Fn& fn) const {
+    for (const Entry* e = run_next_; e != run_end_; ++e) fn(*e);
     for (const Entry& e : near_) fn(e);
     for (const Slot& s : slots_)
       for (std::uint32_t c = s.head; c != kNoChunk; c = pool_[c].next)
         for (std::uint32_t i = 0; i < pool_[c].n; ++i) fn(pool_[c].e[i]);
   }
-  std::size_t bytes() const { return near_.bytes() + allocated_bytes(pool_) + slots_.capacity() * sizeof(Slot); }
+  std::size_t bytes() const {
+    return near_.bytes() + run_.capacity() * sizeof(Entry) + allocated_bytes(pool_) + slots_.capacity() * sizeof(Slot);
+  }
 
  private:
   static constexpr std::uint32_t kNoChunk = 0xFFFFFFFFU;
@@ -286,11 +313,13 @@ class RadixWheel {
     return w * 64 + static_cast<unsigned>(std::countr_zero(bits_[lvl][w]));
   }
 
-  // Pre: near_ empty, the wheel not. Until near_ holds the front: the first
-  // slot of the lowest level comes out (see the class comment). Out of line
+  // Pre: run_ (read to its end) and near_ empty, the wheel not. Until run_
+  // holds the front: the first slot of the lowest level comes out (see the
+  // class comment); run_ is then sorted. Out of line
   // but not cold: in shuffled flow order it runs every few releases, and GCC
   // optimises cold functions for size (no inlined place(), near_.push()).
   [[gnu::noinline]] void refill() {
+    run_.clear();
     do {
       const unsigned lvl = static_cast<unsigned>(std::countr_zero(levels_));
       const unsigned d = first_slot(lvl);
@@ -307,14 +336,44 @@ class RadixWheel {
           const Entry e = pool_[c].e[i];
           const std::uint64_t k = e.t >> kShift;
           if (k == cur_)
-            near_.push(e);
+            run_.push_back(e);
           else
             place(k, e);
         }
         release(c);
         c = next;
       }
-    } while (near_.empty());
+    } while (run_.empty());
+    sort_run();
+    run_next_ = run_.data();
+    run_end_ = run_next_ + run_.size();
+  }
+  // top() when the front is not known: the smaller of run_'s and near_'s
+  // fronts (run_ refilled first when both are empty).
+  const Entry& find_top() {
+    if (near_.empty()) {
+      if (run_next_ == run_end_) refill();  // into run_ only
+      from_run_ = true;
+    } else {
+      from_run_ = run_next_ != run_end_ && before(*run_next_, near_.top());
+    }
+    top_ = from_run_ ? run_next_ : &near_.top();
+    return *top_;
+  }
+  // A bucket holds a few entries in the common case (insertion sort); many
+  // (ties, bursts of throttles) get std::sort.
+  void sort_run() {
+    const std::size_t n = run_.size();
+    if (n > 16) {
+      std::sort(run_.begin(), run_.end(), before);
+      return;
+    }
+    for (std::size_t i = 1; i < n; ++i) {
+      const Entry e = run_[i];
+      std::size_t j = i;
+      for (; j > 0 && before(e, run_[j - 1]); --j) run_[j] = run_[j - 1];
+      run_[j] = e;
+    }
   }
 
   // filter() for one slot: the kept entries slide towards its head, the
@@ -357,6 +416,11 @@ class RadixWheel {
     return kept;
   }
 
+  std::vector<Entry> run_;  // bucket cur_'s refilled entries, sorted
+  const Entry* run_next_ = nullptr;  // [run_next_, run_end_): run_'s entries not yet popped
+  const Entry* run_end_ = nullptr;
+  const Entry* top_ = nullptr;  // the front, while known (run_'s or near_'s)
+  bool from_run_ = false;       // top_ is run_'s front
   QuadHeap near_;
   std::vector<Slot> slots_;  // kLevels x kSlots, level-major; empty until the first place()
   std::array<std::array<std::uint64_t, kSlots / 64>, kLevels> bits_{};  // non-empty slots

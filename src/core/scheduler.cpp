@@ -970,6 +970,8 @@ class FqScheduler::Impl {
   // Measured at 1M shuffled flows (bench BM_PacedShuffledBurst): 12/6/3 was
   // no slower than 16/8/4, 24/12/6 or 32/16/8 on this machine.
   static constexpr std::size_t kOwnerAhead = 12, kFlowRecordAhead = 6, kLinksAhead = 3;
+  static constexpr std::size_t kStageRing = 8;  // a power of two > kFlowRecordAhead
+  static_assert(kStageRing > kFlowRecordAhead && (kStageRing & (kStageRing - 1)) == 0);
 
   std::size_t enqueue_burst(std::span<Packet* const> pkts, Time now, std::span<Verdict> verdicts) {
     detail::check_burst_sizes(pkts.size(), verdicts.size());
@@ -990,13 +992,17 @@ class FqScheduler::Impl {
       for (std::size_t i = 0; i < n; ++i) queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
       return queued;
     }
+    // What the record stage found (the hinted flow, or kNil: look the key
+    // up) for the links stage kFlowRecordAhead - kLinksAhead packets later.
+    std::array<std::uint32_t, kStageRing> found;
     for (std::size_t i = 0; i < std::min(n, kOwnerAhead); ++i) prefetch_owner(*pkts[i]);
-    for (std::size_t i = 0; i < std::min(n, kFlowRecordAhead); ++i) prefetch_flow(*pkts[i]);
-    for (std::size_t i = 0; i < std::min(n, kLinksAhead); ++i) prefetch_links(*pkts[i]);
+    for (std::size_t i = 0; i < std::min(n, kFlowRecordAhead); ++i) found[i % kStageRing] = prefetch_flow(*pkts[i]);
+    for (std::size_t i = 0; i < std::min(n, kLinksAhead); ++i) prefetch_links(*pkts[i], found[i % kStageRing]);
     for (std::size_t i = 0; i < n; ++i) {
       if (i + kOwnerAhead < n) prefetch_owner(*pkts[i + kOwnerAhead]);
-      if (i + kFlowRecordAhead < n) prefetch_flow(*pkts[i + kFlowRecordAhead]);
-      if (i + kLinksAhead < n) prefetch_links(*pkts[i + kLinksAhead]);
+      if (i + kFlowRecordAhead < n)
+        found[(i + kFlowRecordAhead) % kStageRing] = prefetch_flow(*pkts[i + kFlowRecordAhead]);
+      if (i + kLinksAhead < n) prefetch_links(*pkts[i + kLinksAhead], found[(i + kLinksAhead) % kStageRing]);
       queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
     }
     return queued;
@@ -1035,28 +1041,32 @@ class FqScheduler::Impl {
   }
 
   // The flow record the owner's hint names, or the table group of the key.
-  void prefetch_flow(const Packet& p) const {
+  // Returns the hinted flow for prefetch_links() (kNil: the key is looked up).
+  std::uint32_t prefetch_flow(const Packet& p) const {
     const std::uint64_t key = hashed_key(p);
     if (key != kOwnerKeyed) {
       table_.prefetch(key);
-      return;
+      return kNil;
     }
     const std::uint32_t h = p.owner->flow_hint_;
-    if (h < flow_slots_)
+    if (h < flow_slots_) {
       prefetch_enqueue_part(flows_[h]);
-    else
-      table_.prefetch(p.owner->id << 1);
+      return h;
+    }
+    table_.prefetch(p.owner->id << 1);
+    return kNil;
   }
 
   // What enqueue writes through the flow record: the tail packet's link, or
   // the detached-list neighbours that activate() unlinks the flow from.
-  void prefetch_links(const Packet& p) const {
-    const std::uint64_t key = hashed_key(p);
-    std::uint32_t i = kNil;
-    if (key == kOwnerKeyed) {
-      const std::uint32_t h = p.owner->flow_hint_;
-      if (h < flow_slots_ && flows_[h].key == p.owner->id << 1) i = h;
-    } else {
+  // `hinted`: what prefetch_flow() returned for the packet (the owner and the
+  // record are not read again for it). Only a prefetch: a stale hint costs
+  // a useless one.
+  void prefetch_links(const Packet& p, std::uint32_t hinted) const {
+    std::uint32_t i = hinted;
+    if (i == kNil) {
+      const std::uint64_t key = hashed_key(p);
+      if (key == kOwnerKeyed) return;  // a hint out of range: a new flow
       i = table_.find(key, [this](std::uint32_t j) { return key_of(j); });
     }
     if (i >= flow_slots_) return;

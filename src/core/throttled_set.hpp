@@ -450,7 +450,7 @@ class ThrottledSet {
     if (t >= lane_back_t_) [[likely]]
       lane_push(t, seq, idx);
     else
-      wheel_push(Entry{t, seq, idx});
+      wheel_push(t, seq, idx);
   }
   bool empty() const { return lane_size_ == 0 && wheel_.empty(); }
   // The smaller of the two fronts (nullptr when empty) and whether it is the
@@ -547,7 +547,8 @@ class ThrottledSet {
   }
   // Out of line (the lane-only paths keep their registers), not cold: half
   // the throttles in shuffled order (cold is optimised for size).
-  [[gnu::noinline]] void wheel_push(const Entry& e) { wheel_.push(e); }
+  // The fields in registers (an Entry built by the caller went through the stack).
+  [[gnu::noinline]] void wheel_push(Time t, std::uint64_t seq, std::uint32_t idx) { wheel_.push(Entry{t, seq, idx}); }
   [[gnu::noinline]] void wheel_pop() { wheel_.pop(); }
 
   HugeVector<Entry> lane_;  // ring buffer, power-of-two size

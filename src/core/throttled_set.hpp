@@ -326,23 +326,12 @@ class RadixWheel {
       const unsigned above = (lvl + 1) * kDigitBits;
       const std::uint64_t high = above >= 64 ? 0 : cur_ >> above << above;
       cur_ = high | std::uint64_t{d} << (lvl * kDigitBits);
-      std::uint32_t c = take(lvl, d);
-      while (c != kNoChunk) {
-        const std::uint32_t next = pool_[c].next;
-        if (next != kNoChunk) __builtin_prefetch(&pool_[next]);
-        const std::uint32_t n = pool_[c].n;
-        for (std::uint32_t i = 0; i < n; ++i) {
-          // Copied and indexed anew: append() may grow the pool.
-          const Entry e = pool_[c].e[i];
-          const std::uint64_t k = e.t >> kShift;
-          if (k == cur_)
-            run_.push_back(e);
-          else
-            place(k, e);
-        }
-        release(c);
-        c = next;
-      }
+      // From level 1 (cur_'s digit 0 now 0, its higher digits the entries')
+      // every entry not in bucket cur_ goes to level 0: no level_of().
+      if (lvl == 1)
+        redistribute<true>(take(lvl, d));
+      else
+        redistribute<false>(take(lvl, d));
     } while (run_.empty());
     sort_run();
     run_next_ = run_.data();
@@ -359,6 +348,29 @@ class RadixWheel {
     }
     top_ = from_run_ ? run_next_ : &near_.top();
     return *top_;
+  }
+  // refill(): the entries of a slot taken out (its first chunk `c`) placed
+  // again relative to the new cur_. kToLevel0: the slot was at level 1.
+  template <bool kToLevel0>
+  void redistribute(std::uint32_t c) {
+    while (c != kNoChunk) {
+      const std::uint32_t next = pool_[c].next;
+      if (next != kNoChunk) __builtin_prefetch(&pool_[next]);
+      const std::uint32_t n = pool_[c].n;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        // Copied and indexed anew: append() may grow the pool.
+        const Entry e = pool_[c].e[i];
+        const std::uint64_t k = e.t >> kShift;
+        if (k == cur_)
+          run_.push_back(e);
+        else if (kToLevel0)
+          append(0, digit(k, 0), e);
+        else
+          place(k, e);
+      }
+      release(c);
+      c = next;
+    }
   }
   // A bucket holds a few entries in the common case (insertion sort); many
   // (ties, bursts of throttles) get std::sort.

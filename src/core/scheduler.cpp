@@ -992,6 +992,19 @@ class FqScheduler::Impl {
       for (std::size_t i = 0; i < n; ++i) queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
       return queued;
     }
+    // As above, what enqueue_common() tests of the scheduler and `now`, once.
+    if (latest_ && common_case_possible(now))
+      return enqueue_prefetched<true>(pkts, now, verdicts);
+    return enqueue_prefetched<false>(pkts, now, verdicts);
+  }
+
+  // enqueue_burst() with the prefetch pipeline. kCommon: latest, and
+  // common_case_possible(now) held at the burst's start (so for all of it).
+  template <bool kCommon>
+  UFQ_INLINE std::size_t enqueue_prefetched(std::span<Packet* const> pkts, Time now, std::span<Verdict> verdicts) {
+    const std::size_t n = pkts.size();
+    std::size_t queued = 0;
+    [[maybe_unused]] const Time horizon_end = now + horizon_ns_, offload_end = now + offload_ns_;
     // What the record stage found (the hinted flow, or kNil: look the key
     // up) for the links stage kFlowRecordAhead - kLinksAhead packets later.
     std::array<std::uint32_t, kStageRing> found;
@@ -1003,7 +1016,14 @@ class FqScheduler::Impl {
       if (i + kFlowRecordAhead < n)
         found[(i + kFlowRecordAhead) % kStageRing] = prefetch_flow(*pkts[i + kFlowRecordAhead]);
       if (i + kLinksAhead < n) prefetch_links(*pkts[i + kLinksAhead], found[(i + kLinksAhead) % kStageRing]);
-      queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
+      Packet& p = *pkts[i];
+      Verdict v;
+      if constexpr (kCommon)
+        v = enqueue_common_at(p, now, horizon_end, offload_end) ? Verdict::queued : enqueue_any(p, now);
+      else
+        v = enqueue(p, now);
+      verdicts[i] = v;
+      queued += v == Verdict::queued;
     }
     return queued;
   }

@@ -166,8 +166,7 @@ class RadixWheel {
     if (size_ == 0 && k < cur_) cur_ = k;  // empty: start over from the earlier bucket
     ++size_;
     if (k <= cur_) {
-      near_.push(e);
-      top_ = nullptr;
+      push_near(e);
     } else {
       place(k, e);  // after the front: top_ stands
     }
@@ -252,6 +251,12 @@ class RadixWheel {
     return static_cast<unsigned>(k >> (lvl * kDigitBits)) & (kSlots - 1);
   }
 
+  // Into the current bucket (or earlier): rare, and out of line, so that
+  // the common push saves no registers for the heap's growth.
+  [[gnu::noinline]] void push_near(const Entry& e) {
+    near_.push(e);
+    top_ = nullptr;
+  }
   // Pre: k > cur_.
   void place(std::uint64_t k, const Entry& e) {
     if (slots_.empty()) [[unlikely]] init_slots();

@@ -1247,7 +1247,16 @@ class FqScheduler::Impl {
   // Only with many flows (dequeue_burst() decides, once per burst); out of
   // line, so that its group buffer and registers cost the small-flow bursts nothing.
   static constexpr std::size_t kReleaseGroup = 32;
+  // Until a flow leaves the set early (maybe_stale_) every entry is live:
+  // then no live() tests, and only the flows' indices are kept.
   [[gnu::noinline]] void check_throttled_burst(Time now) {
+    if (maybe_stale_)
+      check_throttled_burst_as<true>(now);
+    else
+      check_throttled_burst_as<false>(now);
+  }
+  template <bool kMaybeStale>
+  UFQ_INLINE void check_throttled_burst_as(Time now) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
@@ -1256,7 +1265,8 @@ class FqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
-    std::array<Entry, kReleaseGroup> due;
+    std::array<Entry, kReleaseGroup> due;  // kMaybeStale: for the live() tests
+    std::array<std::uint32_t, kReleaseGroup> fi;
     for (bool more = true; more;) {
       std::size_t n = 0;
       while (n < kReleaseGroup) {
@@ -1266,7 +1276,7 @@ class FqScheduler::Impl {
           break;
         }
         if (e->t > until) {
-          if (!live(*e)) {
+          if (kMaybeStale && !live(*e)) {
             delayed_.pop(from_lane);
             continue;
           }
@@ -1275,17 +1285,19 @@ class FqScheduler::Impl {
           break;
         }
         prefetch_dequeue_part(flows_[e->idx]);
-        due[n++] = *e;
+        if constexpr (kMaybeStale) due[n] = *e;
+        fi[n++] = e->idx;
         delayed_.pop(from_lane);
       }
       std::size_t released = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        if (!live(due[k])) continue;
+        if (kMaybeStale && !live(due[k])) continue;
+        const std::uint32_t i = fi[k];
         --throttled_flows_;
-        add_tail(due[k].idx, FlowState::old_list);
-        if (const Packet* t = flows_[due[k].idx].tail) {
+        add_tail(i, FlowState::old_list);
+        if (const Packet* t = flows_[i].tail) {
           prefetch_span(&t->len, &t->next_);
-          due[released++].idx = due[k].idx;
+          fi[released++] = i;
         }
       }
       // The DRR visits these flows next and reads their head packets, which
@@ -1293,7 +1305,7 @@ class FqScheduler::Impl {
       // (reading each tail's link waits for the prefetch above, but the
       // group's waits overlap).
       for (std::size_t k = 0; k < released; ++k) {
-        const Packet* h = flows_[due[k].idx].tail->next_;
+        const Packet* h = flows_[fi[k]].tail->next_;
         prefetch_span(&h->len, &h->next_);
       }
     }

@@ -10,7 +10,7 @@
 //  * the throttled set is ordered by (time_next_packet, throttle order), the
 //    reference's order, as a FIFO lane for due times that arrive in order (the
 //    common case: every flow throttled by the same gap, EDT clocks) plus a
-//    radix wheel for the rest (4 us buckets in a base-256 radix heap of chunk
+//    radix wheel for the rest (8 us buckets in a base-256 radix heap of chunk
 //    lists, the current bucket an exact 4-ary heap: throttled_set.hpp);
 //    removal is lazy (a ticket per throttle);
 //  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per

@@ -3,7 +3,7 @@
 // (docs/architecture.md#the-public-scheduler). Three parts:
 //  * a FIFO lane for entries not due earlier than the lane's last (the common
 //    case: every flow throttled by the same gap, EDT clocks): O(1) both ways;
-//  * for the others, a RadixWheel: a radix heap over 4 us buckets of due time
+//  * for the others, a RadixWheel: a radix heap over 8 us buckets of due time
 //    (unsorted chunk lists, 256 slots per level, 8 bits of the bucket number
 //    per level) whose current bucket is an exact 4-ary heap (QuadHeap). An
 //    entry moves down the levels in sequential passes (at most 7 moves), so a
@@ -153,7 +153,7 @@ class QuadHeap {
 class RadixWheel {
  public:
   using Entry = ThrottleEntry;
-  static constexpr unsigned kShift = 12;  // 4.096 us buckets
+  static constexpr unsigned kShift = 13;  // 8.192 us buckets (13 against 12 or 14: docs/results.md, "The shuffled path's instructions")
   static constexpr unsigned kDigitBits = 8;
   static constexpr unsigned kSlots = 1U << kDigitBits;
   static constexpr unsigned kLevels = (64 - kShift + kDigitBits - 1) / kDigitBits;

@@ -236,6 +236,9 @@ class FqScheduler::Impl {
 
   // The packet's part of enqueue_common() (latest), with the horizons'
   // ends, now + horizon_ns_ and now + offload_ns_, given.
+  // kInlineActivate: the activation inline too (the prefetching burst, where
+  // most packets activate their flow; elsewhere a call keeps the loop small).
+  template <bool kInlineActivate = false>
   UFQ_INLINE bool enqueue_common_at(Packet& pkt, Time now, Time horizon_end, Time offload_end) {
     const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
     if (band_pkt_count_[band] >= cfg_.limit) return false;
@@ -256,7 +259,12 @@ class FqScheduler::Impl {
     ++st_.offered;
     pkt.time_to_send_ = tts;
     detail::set_flags(pkt, band, false);
-    if (detached) activate(i, now);
+    if (detached) {
+      if constexpr (kInlineActivate)
+        activate_inline(i, now);
+      else
+        activate(i, now);
+    }
     f->band = band;
     ++band_pkt_count_[band];
     if (f->qlen == 0) --inactive_flows_;
@@ -368,7 +376,8 @@ class FqScheduler::Impl {
 
   // Leave the detached list for the new list; refill from the idle age
   // (docs/fq-rules.md#activation-and-refill).
-  void activate(std::uint32_t i, Time now) {
+  void activate(std::uint32_t i, Time now) { activate_inline(i, now); }
+  UFQ_INLINE void activate_inline(std::uint32_t i, Time now) {
     Flow* f = &flows_[i];
     age_unlink(f);
     const std::uint64_t age = f->age;
@@ -1019,7 +1028,7 @@ class FqScheduler::Impl {
       Packet& p = *pkts[i];
       Verdict v;
       if constexpr (kCommon)
-        v = enqueue_common_at(p, now, horizon_end, offload_end) ? Verdict::queued : enqueue_any(p, now);
+        v = enqueue_common_at<true>(p, now, horizon_end, offload_end) ? Verdict::queued : enqueue_any(p, now);
       else
         v = enqueue(p, now);
       verdicts[i] = v;

@@ -234,10 +234,12 @@ class RadixWheel {
  private:
   static constexpr std::uint32_t kNoChunk = 0xFFFFFFFFU;
   static constexpr std::uint32_t kChunkEntries = 21;
+  // The header first: on the line of the first entries, which a slot with
+  // few entries (a level-0 bucket holds about 4) reads and writes with it.
   struct alignas(64) Chunk {
-    Entry e[kChunkEntries];
     std::uint32_t next;  // the slot's next chunk, or the free list's
     std::uint32_t n;     // entries used; every chunk but a slot's last is full
+    Entry e[kChunkEntries];
   };
   static_assert(sizeof(Chunk) == 512);
   struct Slot {

@@ -1326,11 +1326,8 @@ class FqScheduler::Impl {
   // instead of while the release waits for them (about half the flows due in
   // a wake-up come from the lane in shuffled order, the rest from the wheel).
   void prefetch_next_release() const {
-    for (std::size_t k = 0; k < kReleaseGroup; ++k) {
-      const Entry* e = delayed_.lane_ahead(k);
-      if (!e) return;
-      prefetch_dequeue_part(flows_[e->idx]);
-    }
+    const Flow* flows = flows_.data();
+    delayed_.for_lane_front(kReleaseGroup, [flows](const Entry& e) { prefetch_dequeue_part(flows[e.idx]); });
   }
 
   // Whether the flows about to be released lie scattered in memory (flows in

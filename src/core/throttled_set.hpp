@@ -514,6 +514,13 @@ class ThrottledSet {
     lane_head_ = head;
     lane_size_ = size;
   }
+  // fn(entry) for the lane's first min(k, lane size) entries, front first.
+  template <class Fn>
+  void for_lane_front(std::size_t k, const Fn& fn) const {
+    const std::size_t n = std::min(k, lane_size_), head = lane_head_, mask = lane_mask_;
+    const Entry* lane = lane_.data();
+    for (std::size_t i = 0; i < n; ++i) fn(lane[(head + i) & mask]);
+  }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
     return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;

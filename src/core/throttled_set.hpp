@@ -5,7 +5,8 @@
 //    case: every flow throttled by the same gap, EDT clocks): O(1) both ways;
 //  * for the others, a RadixWheel: a radix heap over 8 us buckets of due time
 //    (unsorted chunk lists, 256 slots per level, 8 bits of the bucket number
-//    per level) whose current bucket is an exact 4-ary heap (QuadHeap). An
+//    per level) whose current bucket is a sorted run (the entries a refill
+//    took out) beside an exact 4-ary heap (QuadHeap: pushes into it). An
 //    entry moves down the levels in sequential passes (at most 7 moves), so a
 //    million out-of-order throttles cost sequential reads and writes instead
 //    of a big heap's random ones at its lower levels;

@@ -10,7 +10,7 @@
 //  * the throttled set is ordered by (time_next_packet, throttle order), the
 //    reference's order, as a FIFO lane for due times that arrive in order (the
 //    common case: every flow throttled by the same gap, EDT clocks) plus a
-//    radix wheel for the rest (4 us buckets in a base-256 radix heap of chunk
+//    radix wheel for the rest (8 us buckets in a base-256 radix heap of chunk
 //    lists, the current bucket an exact 4-ary heap: throttled_set.hpp);
 //    removal is lazy (a ticket per throttle);
 //  * a flow's packets: a circular FIFO through Packet::next_ (one pointer per
@@ -236,6 +236,9 @@ class FqScheduler::Impl {
 
   // The packet's part of enqueue_common() (latest), with the horizons'
   // ends, now + horizon_ns_ and now + offload_ns_, given.
+  // kInlineActivate: the activation inline too (the prefetching burst, where
+  // most packets activate their flow; elsewhere a call keeps the loop small).
+  template <bool kInlineActivate = false>
   UFQ_INLINE bool enqueue_common_at(Packet& pkt, Time now, Time horizon_end, Time offload_end) {
     const std::uint8_t band = cfg_.priomap[pkt.priority & 15];
     if (band_pkt_count_[band] >= cfg_.limit) return false;
@@ -256,7 +259,12 @@ class FqScheduler::Impl {
     ++st_.offered;
     pkt.time_to_send_ = tts;
     detail::set_flags(pkt, band, false);
-    if (detached) activate(i, now);
+    if (detached) {
+      if constexpr (kInlineActivate)
+        activate_inline(i, now);
+      else
+        activate(i, now);
+    }
     f->band = band;
     ++band_pkt_count_[band];
     if (f->qlen == 0) --inactive_flows_;
@@ -368,7 +376,8 @@ class FqScheduler::Impl {
 
   // Leave the detached list for the new list; refill from the idle age
   // (docs/fq-rules.md#activation-and-refill).
-  void activate(std::uint32_t i, Time now) {
+  void activate(std::uint32_t i, Time now) { activate_inline(i, now); }
+  UFQ_INLINE void activate_inline(std::uint32_t i, Time now) {
     Flow* f = &flows_[i];
     age_unlink(f);
     const std::uint64_t age = f->age;
@@ -970,6 +979,8 @@ class FqScheduler::Impl {
   // Measured at 1M shuffled flows (bench BM_PacedShuffledBurst): 12/6/3 was
   // no slower than 16/8/4, 24/12/6 or 32/16/8 on this machine.
   static constexpr std::size_t kOwnerAhead = 12, kFlowRecordAhead = 6, kLinksAhead = 3;
+  static constexpr std::size_t kStageRing = 8;  // a power of two > kFlowRecordAhead
+  static_assert(kStageRing > kFlowRecordAhead && (kStageRing & (kStageRing - 1)) == 0);
 
   std::size_t enqueue_burst(std::span<Packet* const> pkts, Time now, std::span<Verdict> verdicts) {
     detail::check_burst_sizes(pkts.size(), verdicts.size());
@@ -990,14 +1001,38 @@ class FqScheduler::Impl {
       for (std::size_t i = 0; i < n; ++i) queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
       return queued;
     }
+    // As above, what enqueue_common() tests of the scheduler and `now`, once.
+    if (latest_ && common_case_possible(now))
+      return enqueue_prefetched<true>(pkts, now, verdicts);
+    return enqueue_prefetched<false>(pkts, now, verdicts);
+  }
+
+  // enqueue_burst() with the prefetch pipeline. kCommon: latest, and
+  // common_case_possible(now) held at the burst's start (so for all of it).
+  template <bool kCommon>
+  UFQ_INLINE std::size_t enqueue_prefetched(std::span<Packet* const> pkts, Time now, std::span<Verdict> verdicts) {
+    const std::size_t n = pkts.size();
+    std::size_t queued = 0;
+    [[maybe_unused]] const Time horizon_end = now + horizon_ns_, offload_end = now + offload_ns_;
+    // What the record stage found (the hinted flow, or kNil: look the key
+    // up) for the links stage kFlowRecordAhead - kLinksAhead packets later.
+    std::array<std::uint32_t, kStageRing> found;
     for (std::size_t i = 0; i < std::min(n, kOwnerAhead); ++i) prefetch_owner(*pkts[i]);
-    for (std::size_t i = 0; i < std::min(n, kFlowRecordAhead); ++i) prefetch_flow(*pkts[i]);
-    for (std::size_t i = 0; i < std::min(n, kLinksAhead); ++i) prefetch_links(*pkts[i]);
+    for (std::size_t i = 0; i < std::min(n, kFlowRecordAhead); ++i) found[i % kStageRing] = prefetch_flow(*pkts[i]);
+    for (std::size_t i = 0; i < std::min(n, kLinksAhead); ++i) prefetch_links(*pkts[i], found[i % kStageRing]);
     for (std::size_t i = 0; i < n; ++i) {
       if (i + kOwnerAhead < n) prefetch_owner(*pkts[i + kOwnerAhead]);
-      if (i + kFlowRecordAhead < n) prefetch_flow(*pkts[i + kFlowRecordAhead]);
-      if (i + kLinksAhead < n) prefetch_links(*pkts[i + kLinksAhead]);
-      queued += (verdicts[i] = enqueue(*pkts[i], now)) == Verdict::queued;
+      if (i + kFlowRecordAhead < n)
+        found[(i + kFlowRecordAhead) % kStageRing] = prefetch_flow(*pkts[i + kFlowRecordAhead]);
+      if (i + kLinksAhead < n) prefetch_links(*pkts[i + kLinksAhead], found[(i + kLinksAhead) % kStageRing]);
+      Packet& p = *pkts[i];
+      Verdict v;
+      if constexpr (kCommon)
+        v = enqueue_common_at<true>(p, now, horizon_end, offload_end) ? Verdict::queued : enqueue_any(p, now);
+      else
+        v = enqueue(p, now);
+      verdicts[i] = v;
+      queued += v == Verdict::queued;
     }
     return queued;
   }
@@ -1035,28 +1070,32 @@ class FqScheduler::Impl {
   }
 
   // The flow record the owner's hint names, or the table group of the key.
-  void prefetch_flow(const Packet& p) const {
+  // Returns the hinted flow for prefetch_links() (kNil: the key is looked up).
+  std::uint32_t prefetch_flow(const Packet& p) const {
     const std::uint64_t key = hashed_key(p);
     if (key != kOwnerKeyed) {
       table_.prefetch(key);
-      return;
+      return kNil;
     }
     const std::uint32_t h = p.owner->flow_hint_;
-    if (h < flow_slots_)
+    if (h < flow_slots_) {
       prefetch_enqueue_part(flows_[h]);
-    else
-      table_.prefetch(p.owner->id << 1);
+      return h;
+    }
+    table_.prefetch(p.owner->id << 1);
+    return kNil;
   }
 
   // What enqueue writes through the flow record: the tail packet's link, or
   // the detached-list neighbours that activate() unlinks the flow from.
-  void prefetch_links(const Packet& p) const {
-    const std::uint64_t key = hashed_key(p);
-    std::uint32_t i = kNil;
-    if (key == kOwnerKeyed) {
-      const std::uint32_t h = p.owner->flow_hint_;
-      if (h < flow_slots_ && flows_[h].key == p.owner->id << 1) i = h;
-    } else {
+  // `hinted`: what prefetch_flow() returned for the packet (the owner and the
+  // record are not read again for it). Only a prefetch: a stale hint costs
+  // a useless one.
+  void prefetch_links(const Packet& p, std::uint32_t hinted) const {
+    std::uint32_t i = hinted;
+    if (i == kNil) {
+      const std::uint64_t key = hashed_key(p);
+      if (key == kOwnerKeyed) return;  // a hint out of range: a new flow
       i = table_.find(key, [this](std::uint32_t j) { return key_of(j); });
     }
     if (i >= flow_slots_) return;
@@ -1217,7 +1256,16 @@ class FqScheduler::Impl {
   // Only with many flows (dequeue_burst() decides, once per burst); out of
   // line, so that its group buffer and registers cost the small-flow bursts nothing.
   static constexpr std::size_t kReleaseGroup = 32;
+  // Until a flow leaves the set early (maybe_stale_) every entry is live:
+  // then no live() tests, and only the flows' indices are kept.
   [[gnu::noinline]] void check_throttled_burst(Time now) {
+    if (maybe_stale_)
+      check_throttled_burst_as<true>(now);
+    else
+      check_throttled_burst_as<false>(now);
+  }
+  template <bool kMaybeStale>
+  UFQ_INLINE void check_throttled_burst_as(Time now) {
     if (time_next_delayed_flow_ > now + offload_ns_) return;
     const std::uint64_t sample = now - time_next_delayed_flow_;
     if (!latest_ || static_cast<std::int64_t>(sample) > 0) {
@@ -1226,7 +1274,8 @@ class FqScheduler::Impl {
     }
     const Time until = now + offload_ns_;
     time_next_delayed_flow_ = kNever;
-    std::array<Entry, kReleaseGroup> due;
+    std::array<Entry, kReleaseGroup> due;  // kMaybeStale: for the live() tests
+    std::array<std::uint32_t, kReleaseGroup> fi;
     for (bool more = true; more;) {
       std::size_t n = 0;
       while (n < kReleaseGroup) {
@@ -1236,7 +1285,7 @@ class FqScheduler::Impl {
           break;
         }
         if (e->t > until) {
-          if (!live(*e)) {
+          if (kMaybeStale && !live(*e)) {
             delayed_.pop(from_lane);
             continue;
           }
@@ -1245,17 +1294,19 @@ class FqScheduler::Impl {
           break;
         }
         prefetch_dequeue_part(flows_[e->idx]);
-        due[n++] = *e;
+        if constexpr (kMaybeStale) due[n] = *e;
+        fi[n++] = e->idx;
         delayed_.pop(from_lane);
       }
       std::size_t released = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        if (!live(due[k])) continue;
+        if (kMaybeStale && !live(due[k])) continue;
+        const std::uint32_t i = fi[k];
         --throttled_flows_;
-        add_tail(due[k].idx, FlowState::old_list);
-        if (const Packet* t = flows_[due[k].idx].tail) {
+        add_tail(i, FlowState::old_list);
+        if (const Packet* t = flows_[i].tail) {
           prefetch_span(&t->len, &t->next_);
-          due[released++].idx = due[k].idx;
+          fi[released++] = i;
         }
       }
       // The DRR visits these flows next and reads their head packets, which
@@ -1263,7 +1314,7 @@ class FqScheduler::Impl {
       // (reading each tail's link waits for the prefetch above, but the
       // group's waits overlap).
       for (std::size_t k = 0; k < released; ++k) {
-        const Packet* h = flows_[due[k].idx].tail->next_;
+        const Packet* h = flows_[fi[k]].tail->next_;
         prefetch_span(&h->len, &h->next_);
       }
     }
@@ -1275,11 +1326,8 @@ class FqScheduler::Impl {
   // instead of while the release waits for them (about half the flows due in
   // a wake-up come from the lane in shuffled order, the rest from the wheel).
   void prefetch_next_release() const {
-    for (std::size_t k = 0; k < kReleaseGroup; ++k) {
-      const Entry* e = delayed_.lane_ahead(k);
-      if (!e) return;
-      prefetch_dequeue_part(flows_[e->idx]);
-    }
+    const Flow* flows = flows_.data();
+    delayed_.for_lane_front(kReleaseGroup, [flows](const Entry& e) { prefetch_dequeue_part(flows[e.idx]); });
   }
 
   // Whether the flows about to be released lie scattered in memory (flows in

@@ -3,9 +3,10 @@
 // (docs/architecture.md#the-public-scheduler). Three parts:
 //  * a FIFO lane for entries not due earlier than the lane's last (the common
 //    case: every flow throttled by the same gap, EDT clocks): O(1) both ways;
-//  * for the others, a RadixWheel: a radix heap over 4 us buckets of due time
+//  * for the others, a RadixWheel: a radix heap over 8 us buckets of due time
 //    (unsorted chunk lists, 256 slots per level, 8 bits of the bucket number
-//    per level) whose current bucket is an exact 4-ary heap (QuadHeap). An
+//    per level) whose current bucket is a sorted run (the entries a refill
+//    took out) beside an exact 4-ary heap (QuadHeap: pushes into it). An
 //    entry moves down the levels in sequential passes (at most 7 moves), so a
 //    million out-of-order throttles cost sequential reads and writes instead
 //    of a big heap's random ones at its lower levels;
@@ -131,16 +132,21 @@ class QuadHeap {
 //
 // Due times are grouped in buckets of 2^kShift ns, numbered k = t >> kShift.
 // `cur_` is the current bucket: entries with k <= cur_ (the current bucket,
-// or earlier: time went backwards) are in `near_`, an exact heap; every other
+// or earlier: time went backwards) are in `run_`, the entries a refill took
+// out for bucket cur_, sorted once and read from the front, or, pushed
+// while cur_ stood, in `near_`, an exact heap; the front is the smaller of
+// their fronts. (A heap's push and pop for each refilled entry cost about
+// 100 instructions; the sorted run about 20: docs/results.md, "The shuffled
+// path's instructions".) Every other
 // entry (k > cur_) is in the wheel, a radix heap over k in base 256: at the
 // level of the highest base-256 digit where k differs from cur_, in the slot
-// of its digit there. So near_ < level 0 < level 1 < ... in order, and within
-// a level the slots are in order. When near_ is empty and the front is
-// needed, the lowest non-empty slot of the lowest non-empty level is taken
-// out: at level 0 its entries (one bucket) go to near_ and cur_ becomes
-// their bucket; higher up, cur_ becomes the slot's first bucket and its
-// entries are placed again relative to it, each one level lower at least (or
-// into near_). cur_ only grows, except when the queue is empty.
+// of its digit there. So run_ and near_ < level 0 < level 1 < ... in order,
+// and within a level the slots are in order. When run_ and near_ are empty
+// and the front is needed, the lowest non-empty slot of the lowest non-empty
+// level is taken out: at level 0 its entries (one bucket) go to run_ and cur_
+// becomes their bucket; higher up, cur_ becomes the slot's first bucket and
+// its entries are placed again relative to it, each one level lower at least
+// (or into run_). cur_ only grows, except when the queue is empty.
 //
 // Storage: each slot is a list of 512-byte chunks (21 entries) from one pool
 // that grows amortised and is never shrunk; a taken slot's chunks go back to a
@@ -148,7 +154,7 @@ class QuadHeap {
 class RadixWheel {
  public:
   using Entry = ThrottleEntry;
-  static constexpr unsigned kShift = 12;  // 4.096 us buckets
+  static constexpr unsigned kShift = 13;  // 8.192 us buckets (13 against 12 or 14: docs/results.md, "The shuffled path's instructions")
   static constexpr unsigned kDigitBits = 8;
   static constexpr unsigned kSlots = 1U << kDigitBits;
   static constexpr unsigned kLevels = (64 - kShift + kDigitBits - 1) / kDigitBits;
@@ -160,22 +166,32 @@ class RadixWheel {
     const std::uint64_t k = e.t >> kShift;
     if (size_ == 0 && k < cur_) cur_ = k;  // empty: start over from the earlier bucket
     ++size_;
-    if (k <= cur_)
-      near_.push(e);
-    else
-      place(k, e);
+    if (k <= cur_) {
+      push_near(e);
+    } else {
+      place(k, e);  // after the front: top_ stands
+    }
   }
   // The first entry. Pre: !empty(). Not const: it may take the next slot out.
+  // The front is kept (top_) until a pop or a push into near_ may change it.
   const Entry& top() {
-    if (near_.empty()) [[unlikely]] refill();
-    return near_.top();
+    if (top_) [[likely]]
+      return *top_;
+    return find_top();
   }
   // Pre: !empty(), top() called since the last push or pop.
   void pop() {
-    near_.pop();
+    if (from_run_) [[likely]]
+      ++run_next_;
+    else
+      near_.pop();
+    top_ = nullptr;
     --size_;
   }
   void clear() {
+    top_ = nullptr;
+    run_.clear();
+    run_next_ = run_end_ = run_.data();
     near_.clear();
     std::fill(slots_.begin(), slots_.end(), Slot{});
     for (auto& b : bits_) b.fill(0);
@@ -188,8 +204,16 @@ class RadixWheel {
   // Keeps the entries `keep` accepts, in place (no allocation).
   template <class Keep>
   void filter(const Keep& keep) {
+    top_ = nullptr;
     near_.filter(keep);
-    std::size_t n = near_.size();
+    // The kept run entries slide to its start, in order.
+    std::size_t kept = 0;
+    for (const Entry* e = run_next_; e != run_end_; ++e)
+      if (keep(*e)) run_[kept++] = *e;
+    run_.resize(kept);
+    run_next_ = run_.data();
+    run_end_ = run_next_ + kept;
+    std::size_t n = near_.size() + kept;
     for (unsigned lvl = 0; lvl < kLevels; ++lvl)
       for (unsigned d = 0; d < kSlots; ++d)
         if (bits_[lvl][d / 64] >> (d % 64) & 1) n += filter_slot(lvl, d, keep);
@@ -198,20 +222,25 @@ class RadixWheel {
   // Every entry, in no particular order.
   template <class Fn>
   void for_each(const Fn& fn) const {
+    for (const Entry* e = run_next_; e != run_end_; ++e) fn(*e);
     for (const Entry& e : near_) fn(e);
     for (const Slot& s : slots_)
       for (std::uint32_t c = s.head; c != kNoChunk; c = pool_[c].next)
         for (std::uint32_t i = 0; i < pool_[c].n; ++i) fn(pool_[c].e[i]);
   }
-  std::size_t bytes() const { return near_.bytes() + allocated_bytes(pool_) + slots_.capacity() * sizeof(Slot); }
+  std::size_t bytes() const {
+    return near_.bytes() + run_.capacity() * sizeof(Entry) + allocated_bytes(pool_) + slots_.capacity() * sizeof(Slot);
+  }
 
  private:
   static constexpr std::uint32_t kNoChunk = 0xFFFFFFFFU;
   static constexpr std::uint32_t kChunkEntries = 21;
+  // The header first: on the line of the first entries, which a slot with
+  // few entries (a level-0 bucket holds about 4) reads and writes with it.
   struct alignas(64) Chunk {
-    Entry e[kChunkEntries];
     std::uint32_t next;  // the slot's next chunk, or the free list's
     std::uint32_t n;     // entries used; every chunk but a slot's last is full
+    Entry e[kChunkEntries];
   };
   static_assert(sizeof(Chunk) == 512);
   struct Slot {
@@ -225,6 +254,12 @@ class RadixWheel {
     return static_cast<unsigned>(k >> (lvl * kDigitBits)) & (kSlots - 1);
   }
 
+  // Into the current bucket (or earlier): rare, and out of line, so that
+  // the common push saves no registers for the heap's growth.
+  [[gnu::noinline]] void push_near(const Entry& e) {
+    near_.push(e);
+    top_ = nullptr;
+  }
   // Pre: k > cur_.
   void place(std::uint64_t k, const Entry& e) {
     if (slots_.empty()) [[unlikely]] init_slots();
@@ -286,33 +321,79 @@ class RadixWheel {
     return w * 64 + static_cast<unsigned>(std::countr_zero(bits_[lvl][w]));
   }
 
-  // Pre: near_ empty, the wheel not. Until near_ holds the front: the first
-  // slot of the lowest level comes out (see the class comment).
-  UFQ_TS_COLD void refill() {
+  // Pre: run_ (read to its end) and near_ empty, the wheel not. Until run_
+  // holds the front: the first slot of the lowest level comes out (see the
+  // class comment); run_ is then sorted. Out of line
+  // but not cold: in shuffled flow order it runs every few releases, and GCC
+  // optimises cold functions for size (no inlined place(), near_.push()).
+  [[gnu::noinline]] void refill() {
+    run_.clear();
     do {
       const unsigned lvl = static_cast<unsigned>(std::countr_zero(levels_));
       const unsigned d = first_slot(lvl);
       const unsigned above = (lvl + 1) * kDigitBits;
       const std::uint64_t high = above >= 64 ? 0 : cur_ >> above << above;
       cur_ = high | std::uint64_t{d} << (lvl * kDigitBits);
-      std::uint32_t c = take(lvl, d);
-      while (c != kNoChunk) {
-        const std::uint32_t next = pool_[c].next;
-        if (next != kNoChunk) __builtin_prefetch(&pool_[next]);
-        const std::uint32_t n = pool_[c].n;
-        for (std::uint32_t i = 0; i < n; ++i) {
-          // Copied and indexed anew: append() may grow the pool.
-          const Entry e = pool_[c].e[i];
-          const std::uint64_t k = e.t >> kShift;
-          if (k == cur_)
-            near_.push(e);
-          else
-            place(k, e);
-        }
-        release(c);
-        c = next;
+      // From level 1 (cur_'s digit 0 now 0, its higher digits the entries')
+      // every entry not in bucket cur_ goes to level 0: no level_of().
+      if (lvl == 1)
+        redistribute<true>(take(lvl, d));
+      else
+        redistribute<false>(take(lvl, d));
+    } while (run_.empty());
+    sort_run();
+    run_next_ = run_.data();
+    run_end_ = run_next_ + run_.size();
+  }
+  // top() when the front is not known: the smaller of run_'s and near_'s
+  // fronts (run_ refilled first when both are empty).
+  const Entry& find_top() {
+    if (near_.empty()) {
+      if (run_next_ == run_end_) refill();  // into run_ only
+      from_run_ = true;
+    } else {
+      from_run_ = run_next_ != run_end_ && before(*run_next_, near_.top());
+    }
+    top_ = from_run_ ? run_next_ : &near_.top();
+    return *top_;
+  }
+  // refill(): the entries of a slot taken out (its first chunk `c`) placed
+  // again relative to the new cur_. kToLevel0: the slot was at level 1.
+  template <bool kToLevel0>
+  void redistribute(std::uint32_t c) {
+    while (c != kNoChunk) {
+      const std::uint32_t next = pool_[c].next;
+      if (next != kNoChunk) __builtin_prefetch(&pool_[next]);
+      const std::uint32_t n = pool_[c].n;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        // Copied and indexed anew: append() may grow the pool.
+        const Entry e = pool_[c].e[i];
+        const std::uint64_t k = e.t >> kShift;
+        if (k == cur_)
+          run_.push_back(e);
+        else if (kToLevel0)
+          append(0, digit(k, 0), e);
+        else
+          place(k, e);
       }
-    } while (near_.empty());
+      release(c);
+      c = next;
+    }
+  }
+  // A bucket holds a few entries in the common case (insertion sort); many
+  // (ties, bursts of throttles) get std::sort.
+  void sort_run() {
+    const std::size_t n = run_.size();
+    if (n > 16) {
+      std::sort(run_.begin(), run_.end(), before);
+      return;
+    }
+    for (std::size_t i = 1; i < n; ++i) {
+      const Entry e = run_[i];
+      std::size_t j = i;
+      for (; j > 0 && before(e, run_[j - 1]); --j) run_[j] = run_[j - 1];
+      run_[j] = e;
+    }
   }
 
   // filter() for one slot: the kept entries slide towards its head, the
@@ -355,6 +436,11 @@ class RadixWheel {
     return kept;
   }
 
+  std::vector<Entry> run_;  // bucket cur_'s refilled entries, sorted
+  const Entry* run_next_ = nullptr;  // [run_next_, run_end_): run_'s entries not yet popped
+  const Entry* run_end_ = nullptr;
+  const Entry* top_ = nullptr;  // the front, while known (run_'s or near_'s)
+  bool from_run_ = false;       // top_ is run_'s front
   QuadHeap near_;
   std::vector<Slot> slots_;  // kLevels x kSlots, level-major; empty until the first place()
   std::array<std::array<std::uint64_t, kSlots / 64>, kLevels> bits_{};  // non-empty slots
@@ -384,7 +470,7 @@ class ThrottledSet {
     if (t >= lane_back_t_) [[likely]]
       lane_push(t, seq, idx);
     else
-      wheel_push(Entry{t, seq, idx});
+      wheel_push(t, seq, idx);
   }
   bool empty() const { return lane_size_ == 0 && wheel_.empty(); }
   // The smaller of the two fronts (nullptr when empty) and whether it is the
@@ -428,6 +514,13 @@ class ThrottledSet {
     for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
     lane_head_ = head;
     lane_size_ = size;
+  }
+  // fn(entry) for the lane's first min(k, lane size) entries, front first.
+  template <class Fn>
+  void for_lane_front(std::size_t k, const Fn& fn) const {
+    const std::size_t n = std::min(k, lane_size_), head = lane_head_, mask = lane_mask_;
+    const Entry* lane = lane_.data();
+    for (std::size_t i = 0; i < n; ++i) fn(lane[(head + i) & mask]);
   }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
@@ -479,8 +572,11 @@ class ThrottledSet {
     lane_mask_ = lane_.size() - 1;
     lane_head_ = 0;
   }
-  UFQ_TS_COLD void wheel_push(const Entry& e) { wheel_.push(e); }
-  UFQ_TS_COLD void wheel_pop() { wheel_.pop(); }
+  // Out of line (the lane-only paths keep their registers), not cold: half
+  // the throttles in shuffled order (cold is optimised for size).
+  // The fields in registers (an Entry built by the caller went through the stack).
+  [[gnu::noinline]] void wheel_push(Time t, std::uint64_t seq, std::uint32_t idx) { wheel_.push(Entry{t, seq, idx}); }
+  [[gnu::noinline]] void wheel_pop() { wheel_.pop(); }
 
   HugeVector<Entry> lane_;  // ring buffer, power-of-two size
   std::size_t lane_mask_;   // lane_.size() - 1, kept: size() divides by sizeof(Entry)

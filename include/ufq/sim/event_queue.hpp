@@ -363,7 +363,7 @@ class EventQueue {
   void recenter();
   void unfile(Event& event);  // remove its entry (near or far)
 
-  void far_push(Entry e) {
+  [[gnu::noinline]] void far_push(Entry e) {
     if (n_far_ + 1 == far_.size()) [[unlikely]] far_.resize(far_.size() * 2, sentinel());
     sift_up(n_far_++, e);  // over a sentinel
   }

@@ -68,10 +68,10 @@ void HrtimerModel::handle_interrupt() {
   program(earliest_hard_expiry());
   irq_exit_();
   defer_writes_ = false;
+  // The device's event has just run (its handler's stage) and every write
+  // since was deferred: it is not armed.
   if (deferred_arm_)
-    queue_->schedule_relay_reserved(event_, deferred_at_, config_.entry_latency, deferred_seq_);
-  else
-    queue_->cancel(event_);
+    queue_->schedule_relay_reserved_unarmed(event_, deferred_at_, config_.entry_latency, deferred_seq_);
 }
 
 void HrtimerModel::force_reprogram() {

@@ -423,6 +423,24 @@ class EventQueue {
     event.filed_ = key;
     file<true>(Entry{key, &event});
   }
+  // schedule_relay_reserved() for an event its owner knows is not armed (the
+  // hrtimer's device, armed at its handler's end): the same key and place,
+  // without the tests for a move. Preconditions: those of
+  // schedule_unarmed(), at + delay < kNever (std::logic_error), and `seq`
+  // from reserve_seq() (not used for another arm).
+  void schedule_relay_reserved_unarmed(Event& event, Time at, Time delay, std::uint64_t seq) {
+    assert(!event.armed() && event.queue_ == this && at >= now_ && at != kNever);
+    if (delay >= kNever - at) [[unlikely]] bad_relay();
+    const detail::EventKey key = detail::EventKey{at} << 64 | seq;
+    event.key_ = key;
+    event.filed_ = key;
+    event.relay_ = delay;
+    // No arm since the reservation: `seq` is the newest, as a fresh arm's.
+    if (seq + 1 == next_seq_)
+      file<true>(Entry{key, &event});
+    else
+      file<false>(Entry{key, &event});
+  }
 };
 
 inline Event::~Event() {

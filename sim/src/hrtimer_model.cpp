@@ -21,6 +21,11 @@ HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
 HrtimerModel::~HrtimerModel() { timers_.clear(); }
 
 
+void HrtimerModel::bad_start(const Hrtimer& timer) const {
+  if (timer.cpu_ != this) throw std::logic_error("HrtimerModel::start: timer bound to another model");
+  throw std::logic_error("HrtimerModel::start: soft expiry after hard expiry");
+}
+
 void HrtimerModel::start_range(Hrtimer& timer, Time soft, Time slack) {
   const Time hard = soft + slack < soft ? kNever : soft + slack;
   start(timer, soft, hard);

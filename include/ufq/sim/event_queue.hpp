@@ -226,12 +226,13 @@ class EventQueue {
 
   [[noreturn]] static void bad_time(Time at);
   [[noreturn]] static void bad_relay();
+  [[noreturn]] static void bad_queue();  // out of line: no exception set-up in the callers
 
   // kFresh: `seq` is the newest sequence number (schedule()), so the entry
   // comes after every entry of its time and comparing times is enough.
   template <bool kFresh>
   void schedule_key(Event& event, Time at, std::uint64_t seq, Time relay) {
-    if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
+    if (event.queue_ != this) [[unlikely]] bad_queue();
     if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
     const detail::EventKey key = detail::EventKey{at} << 64 | seq;
     event.key_ = key;

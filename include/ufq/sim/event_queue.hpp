@@ -305,15 +305,15 @@ class EventQueue {
   template <bool kFresh>
   void file(Entry e) {
     if (n_far_ != 0 && !before<kFresh>(e, far_[0].key)) [[unlikely]] {
-      far_push(e);
+      far_push(e.key, e.event);
       return;
     }
     if (hi_ - lo_ == kNearMax) [[unlikely]] {
       if (!before<kFresh>(e, near_[hi_ - 1].key)) {
-        far_push(e);
+        far_push(e.key, e.event);
         return;
       }
-      far_push(near_[--hi_]);
+      --hi_, far_push(near_[hi_].key, near_[hi_].event);
     }
     near_insert<kFresh>(e);
   }
@@ -324,7 +324,7 @@ class EventQueue {
   // since e (a relay's second stage) is due soon.
   void refile_front(Entry e) {
     if (n_far_ != 0 && !before<true>(e, far_[0].key)) [[unlikely]] {
-      far_push(e);
+      far_push(e.key, e.event);
       return;
     }
     Entry* p = near_.get() + lo_ - 1;
@@ -364,9 +364,11 @@ class EventQueue {
   void recenter();
   void unfile(Event& event);  // remove its entry (near or far)
 
-  [[gnu::noinline]] void far_push(Entry e) {
+  // Out of line (rare), with the entry in registers (no copy to the stack
+  // on the callers' usual paths).
+  [[gnu::noinline]] void far_push(detail::EventKey key, Event* event) {
     if (n_far_ + 1 == far_.size()) [[unlikely]] far_.resize(far_.size() * 2, sentinel());
-    sift_up(n_far_++, e);  // over a sentinel
+    sift_up(n_far_++, Entry{key, event});  // over a sentinel
   }
   // Place `moving` at slot i of the far heap or above it (its key is at most the old one's).
   void sift_up(std::size_t i, Entry moving) {

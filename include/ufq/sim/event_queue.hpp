@@ -267,12 +267,14 @@ class EventQueue {
         if (n_far_ == 0) return false;
         refill();
       }
-      const Entry f = near_[lo_];
-      const Time at = time_of(f.key);
+      // The fields one by one (a copy of the whole entry goes through the stack).
+      const Entry* const f = &near_[lo_];
+      const detail::EventKey fkey = f->key;
+      const Time at = time_of(fkey);
       if (at > limit) return false;
-      Event& event = *f.event;
+      Event& event = *f->event;
       ++lo_;
-      if (static_cast<std::uint64_t>(f.key) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
+      if (static_cast<std::uint64_t>(fkey) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
         event.filed_ = event.key_;
         file<false>(Entry{event.key_, &event});
         continue;

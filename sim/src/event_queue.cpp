@@ -18,6 +18,10 @@ void EventQueue::bad_relay() {
   throw std::logic_error("EventQueue::schedule_relay: the second stage's time (at + delay) reaches kNever");
 }
 
+void EventQueue::bad_queue() {
+  throw std::logic_error("EventQueue::schedule: event bound to another queue");
+}
+
 void EventQueue::bad_time(Time at) {
   if (at == kNever) throw std::logic_error("EventQueue::schedule: time is kNever");
   throw std::logic_error("EventQueue::schedule: time in the past");

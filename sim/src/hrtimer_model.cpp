@@ -21,6 +21,11 @@ HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
 HrtimerModel::~HrtimerModel() { timers_.clear(); }
 
 
+void HrtimerModel::bad_start(const Hrtimer& timer) const {
+  if (timer.cpu_ != this) throw std::logic_error("HrtimerModel::start: timer bound to another model");
+  throw std::logic_error("HrtimerModel::start: soft expiry after hard expiry");
+}
+
 void HrtimerModel::start_range(Hrtimer& timer, Time soft, Time slack) {
   const Time hard = soft + slack < soft ? kNever : soft + slack;
   start(timer, soft, hard);
@@ -68,10 +73,10 @@ void HrtimerModel::handle_interrupt() {
   program(earliest_hard_expiry());
   irq_exit_();
   defer_writes_ = false;
+  // The device's event has just run (its handler's stage) and every write
+  // since was deferred: it is not armed.
   if (deferred_arm_)
-    queue_->schedule_relay_reserved(event_, deferred_at_, config_.entry_latency, deferred_seq_);
-  else
-    queue_->cancel(event_);
+    queue_->schedule_relay_reserved_unarmed(event_, deferred_at_, config_.entry_latency, deferred_seq_);
 }
 
 void HrtimerModel::force_reprogram() {

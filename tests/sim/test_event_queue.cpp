@@ -242,7 +242,9 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
   auto reserve = [&] { return q.reserve_seq(); };
   auto schedule_reserved = [&](int i, Time t, std::uint64_t seq, Time relay) {
     Event& e = *ev[static_cast<std::size_t>(i)];
-    if (relay)
+    if (relay && !e.armed())
+      q.schedule_relay_reserved_unarmed(e, t, relay, seq);  // the hrtimer's device at its handler's end
+    else if (relay)
       q.schedule_relay_reserved(e, t, relay, seq);
     else
       q.schedule_reserved(e, t, seq);

@@ -226,12 +226,13 @@ class EventQueue {
 
   [[noreturn]] static void bad_time(Time at);
   [[noreturn]] static void bad_relay();
+  [[noreturn]] static void bad_queue();  // out of line: no exception set-up in the callers
 
   // kFresh: `seq` is the newest sequence number (schedule()), so the entry
   // comes after every entry of its time and comparing times is enough.
   template <bool kFresh>
   void schedule_key(Event& event, Time at, std::uint64_t seq, Time relay) {
-    if (event.queue_ != this) [[unlikely]] throw std::logic_error("EventQueue::schedule: event bound to another queue");
+    if (event.queue_ != this) [[unlikely]] bad_queue();
     if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
     const detail::EventKey key = detail::EventKey{at} << 64 | seq;
     event.key_ = key;
@@ -266,12 +267,14 @@ class EventQueue {
         if (n_far_ == 0) return false;
         refill();
       }
-      const Entry f = near_[lo_];
-      const Time at = time_of(f.key);
+      // The fields one by one (a copy of the whole entry goes through the stack).
+      const Entry* const f = &near_[lo_];
+      const detail::EventKey fkey = f->key;
+      const Time at = time_of(fkey);
       if (at > limit) return false;
-      Event& event = *f.event;
+      Event& event = *f->event;
       ++lo_;
-      if (static_cast<std::uint64_t>(f.key) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
+      if (static_cast<std::uint64_t>(fkey) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
         event.filed_ = event.key_;
         file<false>(Entry{event.key_, &event});
         continue;
@@ -304,15 +307,15 @@ class EventQueue {
   template <bool kFresh>
   void file(Entry e) {
     if (n_far_ != 0 && !before<kFresh>(e, far_[0].key)) [[unlikely]] {
-      far_push(e);
+      far_push(e.key, e.event);
       return;
     }
     if (hi_ - lo_ == kNearMax) [[unlikely]] {
       if (!before<kFresh>(e, near_[hi_ - 1].key)) {
-        far_push(e);
+        far_push(e.key, e.event);
         return;
       }
-      far_push(near_[--hi_]);
+      --hi_, far_push(near_[hi_].key, near_[hi_].event);
     }
     near_insert<kFresh>(e);
   }
@@ -323,7 +326,7 @@ class EventQueue {
   // since e (a relay's second stage) is due soon.
   void refile_front(Entry e) {
     if (n_far_ != 0 && !before<true>(e, far_[0].key)) [[unlikely]] {
-      far_push(e);
+      far_push(e.key, e.event);
       return;
     }
     Entry* p = near_.get() + lo_ - 1;
@@ -363,9 +366,11 @@ class EventQueue {
   void recenter();
   void unfile(Event& event);  // remove its entry (near or far)
 
-  void far_push(Entry e) {
+  // Out of line (rare), with the entry in registers (no copy to the stack
+  // on the callers' usual paths).
+  [[gnu::noinline]] void far_push(detail::EventKey key, Event* event) {
     if (n_far_ + 1 == far_.size()) [[unlikely]] far_.resize(far_.size() * 2, sentinel());
-    sift_up(n_far_++, e);  // over a sentinel
+    sift_up(n_far_++, Entry{key, event});  // over a sentinel
   }
   // Place `moving` at slot i of the far heap or above it (its key is at most the old one's).
   void sift_up(std::size_t i, Entry moving) {
@@ -422,6 +427,24 @@ class EventQueue {
     event.key_ = key;
     event.filed_ = key;
     file<true>(Entry{key, &event});
+  }
+  // schedule_relay_reserved() for an event its owner knows is not armed (the
+  // hrtimer's device, armed at its handler's end): the same key and place,
+  // without the tests for a move. Preconditions: those of
+  // schedule_unarmed(), at + delay < kNever (std::logic_error), and `seq`
+  // from reserve_seq() (not used for another arm).
+  void schedule_relay_reserved_unarmed(Event& event, Time at, Time delay, std::uint64_t seq) {
+    assert(!event.armed() && event.queue_ == this && at >= now_ && at != kNever);
+    if (delay >= kNever - at) [[unlikely]] bad_relay();
+    const detail::EventKey key = detail::EventKey{at} << 64 | seq;
+    event.key_ = key;
+    event.filed_ = key;
+    event.relay_ = delay;
+    // No arm since the reservation: `seq` is the newest, as a fresh arm's.
+    if (seq + 1 == next_seq_)
+      file<true>(Entry{key, &event});
+    else
+      file<false>(Entry{key, &event});
   }
 };
 

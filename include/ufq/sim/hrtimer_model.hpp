@@ -156,6 +156,8 @@ class HrtimerModel {
   using Hook = boost::intrusive::member_hook<Hrtimer, boost::intrusive::list_member_hook<>, &Hrtimer::hook_>;
   using TimerSet = boost::intrusive::list<Hrtimer, Hook, boost::intrusive::constant_time_size<true>>;
   void enqueue(Hrtimer& timer);  // in ByHardExpiry order
+  // start()'s precondition failures (std::logic_error), out of line.
+  [[noreturn]] void bad_start(const Hrtimer& timer) const;
 
   void handle_interrupt();
   void force_reprogram();   // re-evaluate the earliest hard expiry, write if changed
@@ -186,8 +188,7 @@ class HrtimerModel {
 
 // Inline: the simulator starts a timer after most qdisc runs.
 inline void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
-  if (timer.cpu_ != this) throw std::logic_error("HrtimerModel::start: timer bound to another model");
-  if (soft > hard) throw std::logic_error("HrtimerModel::start: soft expiry after hard expiry");
+  if (timer.cpu_ != this || soft > hard) [[unlikely]] bad_start(timer);
   // Restarting the timer the device is programmed for: dequeue it quietly and
   // re-evaluate once it is queued again, rather than writing the device twice.
   const bool was_next = timer.queued() && &timer == next_timer_;

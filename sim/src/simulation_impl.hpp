@@ -119,8 +119,10 @@ struct Cpu {
   std::unique_ptr<NohzTick> nohz;  // the guest's idle tick (cfg.guest.nohz_idle), instead of `tick`
   Time busy_until = 0;             // the guest model: the CPU's softirq work runs until then
   Event softirq_more;              // the guest model: the same qdisc run, once that work is done
-  std::uint64_t qdisc_runs = 0;
   std::uint64_t watchdog_fires = 0;
+  // Qdisc runs: every one is a runner.run() call (run_qdisc), which the
+  // runner counts.
+  std::uint64_t qdisc_runs() const { return runner.stats().runs; }
 
   // The models' callbacks, as plain functions of the Cpu (Hook, Event::Fn):
   // no std::function call per packet or interrupt.
@@ -313,7 +315,6 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // ------------------------------------------------------------ qdisc runs
   void run_qdisc(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
-    ++c.qdisc_runs;
     if (res.sent && (c.nohz || sender_)) guest_busy(c, res.sent);
     c.wd.sync();
     // A used-up quota re-raises NET_TX; a full ring waits for completions.
@@ -519,7 +520,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       c.completions += cpu->nic.stats().completions;
       c.doorbells += cpu->nic.stats().doorbells;
       c.watchdog_fires += cpu->watchdog_fires;
-      c.qdisc_runs += cpu->qdisc_runs;
+      c.qdisc_runs += cpu->qdisc_runs();
     }
     return c;
   }

@@ -29,7 +29,7 @@ struct NicConfig {
 };
 
 struct NicStats {
-  std::uint64_t packets = 0;      // descriptors posted
+  std::uint64_t packets = 0;      // descriptors posted (completions + those in the ring)
   std::uint64_t bytes = 0;
   std::uint64_t doorbells = 0;    // xmit with more = false: one MMIO write each
   std::uint64_t interrupts = 0;   // completion interrupts
@@ -59,7 +59,13 @@ class NicModel {
 
   // When the wire finishes the last posted packet.
   Time wire_free() const { return wire_free_; }
-  const NicStats& stats() const { return stats_; }
+  // `packets` is not counted per xmit: every posted descriptor is either
+  // reclaimed (a completion) or still in the ring.
+  NicStats stats() const {
+    NicStats s = stats_;
+    s.packets = stats_.completions + used_;
+    return s;
+  }
   const NicConfig& config() const { return config_; }
 
  private:
@@ -107,7 +113,6 @@ inline bool NicModel::xmit(Packet& pkt, bool more) {
   const Time now = queue_->now();
   if (config_.dummy) {
     post(Slot{&pkt, now});
-    ++stats_.packets;
     stats_.bytes += pkt.len;
     if (!more) ++stats_.doorbells;
     if (armed_ == Armed::none) {
@@ -124,7 +129,6 @@ inline bool NicModel::xmit(Packet& pkt, bool more) {
   wire_free_ = start + ser_ns_;
   post(Slot{&pkt, wire_free_});
   ++unreported_;
-  ++stats_.packets;
   stats_.bytes += pkt.len;
   if (!more) ++stats_.doorbells;
   // Coalescing: the first pending completion starts the tx-usecs clock; the

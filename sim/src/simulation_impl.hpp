@@ -179,7 +179,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       GuestSender::Host& host = *this;
       sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
     }
-    departure_extras_ = trace_ || sender_;
+    departure_extras_ = trace_ || sender_ ? 1 : 0;
     plain_refill_ = !sender_ && !source_->own_packets();
   }
 
@@ -329,9 +329,13 @@ class Simulation final : TrafficHost, GuestSender::Host {
     ++f.sent;
     ++sent_;
     lateness_.add(now >= p.due ? now - p.due : 0);
-    if (f.lateness_class) [[unlikely]]
-      classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
-    if (departure_extras_) [[unlikely]] {  // one test per packet for the guest model's two
+    // One test per packet for a lateness class and the guest model's two.
+    if ((f.lateness_class | departure_extras_) != 0) [[unlikely]]
+      departure_more(f, p, now);
+  }
+  [[gnu::noinline]] void departure_more(Flow& f, const Packet& p, Time now) {
+    if (f.lateness_class) classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
+    if (departure_extras_) {
       if (trace_) *trace_ << now << (in_send_ ? " xmit task\n" : " xmit softirq\n");
       // The guest's dummy device frees the datagram as it transmits it: the
       // socket's room comes back here, not at the completion.
@@ -673,7 +677,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::unique_ptr<GuestSender> sender_;  // cfg.guest.sender
   std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
   bool in_send_ = false;                  // a qdisc run inside the guest sender's send
-  bool departure_extras_ = false;         // trace_ || sender_: on_departure has more to do
+  std::uint32_t departure_extras_ = 0;    // trace_ || sender_ (1): on_departure has more to do
   bool plain_refill_ = false;             // no sender_, a source that stamps: on_complete's own refill
   SimResult::Guest guest_;
   EventCounts guest_window_start_;

@@ -180,6 +180,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
     }
     departure_extras_ = trace_ || sender_ ? 1 : 0;
+    for (auto& c : cpus_) guest_cpu_ = guest_cpu_ || c->nohz || sender_;
     plain_refill_ = !sender_ && !source_->own_packets();
   }
 
@@ -315,7 +316,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // ------------------------------------------------------------ qdisc runs
   void run_qdisc(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
-    if (res.sent && (c.nohz || sender_)) guest_busy(c, res.sent);
+    if (guest_cpu_ && res.sent && (c.nohz || sender_)) [[unlikely]] guest_busy(c, res.sent);
     c.wd.sync();
     // A used-up quota re-raises NET_TX; a full ring waits for completions.
     if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
@@ -678,6 +679,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
   bool in_send_ = false;                  // a qdisc run inside the guest sender's send
   std::uint32_t departure_extras_ = 0;    // trace_ || sender_ (1): on_departure has more to do
+  bool guest_cpu_ = false;               // a CPU with the guest's idle tick, or sender_: run_qdisc's guest_busy
   bool plain_refill_ = false;             // no sender_, a source that stamps: on_complete's own refill
   SimResult::Guest guest_;
   EventCounts guest_window_start_;

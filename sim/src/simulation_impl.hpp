@@ -322,9 +322,9 @@ class Simulation final : TrafficHost, GuestSender::Host {
     if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
   }
 
-  void on_departure(Packet& p) {
+  // A departure at `now` (the queue's now()).
+  void on_departure(Packet& p, Time now) {
     Flow& f = flows_[slot_of(p.cookie)];
-    const Time now = q_.now();
     if (f.sent == 0) f.first = now;
     f.last = now;
     ++f.sent;
@@ -688,8 +688,9 @@ class Simulation final : TrafficHost, GuestSender::Host {
 
 template <class Sched>
 bool TxPort<Sched>::xmit(Packet& p, bool more) {
-  if (!nic->xmit(p, more)) return false;
-  sim->on_departure(p);
+  const Time now = sim->now();  // the NIC's queue is the simulation's
+  if (!nic->xmit(p, more, now)) return false;
+  sim->on_departure(p, now);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -55,7 +56,10 @@ class NicModel {
   std::uint32_t tx_room() const { return config_.ring_size - used_; }
   // Post one packet at the queue's current time. Its serialisation starts when
   // the wire is free. Refused (false) only when the ring is full.
-  bool xmit(Packet& pkt, bool more);
+  bool xmit(Packet& pkt, bool more) { return xmit(pkt, more, queue_->now()); }
+  // The same, for a caller that has the queue's current time at hand.
+  // Precondition: now == the queue's now().
+  bool xmit(Packet& pkt, bool more, Time now);
 
   // When the wire finishes the last posted packet.
   Time wire_free() const { return wire_free_; }
@@ -105,12 +109,12 @@ class NicModel {
 };
 
 // Inline: the qdisc run calls it once per packet.
-inline bool NicModel::xmit(Packet& pkt, bool more) {
+inline bool NicModel::xmit(Packet& pkt, bool more, Time now) {
+  assert(now == queue_->now());
   if (used_ == config_.ring_size) {
     ++stats_.ring_full;
     return false;
   }
-  const Time now = queue_->now();
   if (config_.dummy) {
     post(Slot{&pkt, now});
     stats_.bytes += pkt.len;

@@ -132,7 +132,7 @@ struct Cpu {
   static void watchdog_fired(void* self) {
     Cpu& c = of(self);
     ++c.watchdog_fires;
-    c.port.sim->trace_watchdog(c.fq.watchdog());
+    c.port.sim->trace_watchdog(c);
     if (c.softirq.armed() || c.softirq_at_irq_exit) return;
     EventQueue& q = c.softirq.queue();
     if (q.maybe_due_now())
@@ -302,9 +302,12 @@ class Simulation final : TrafficHost, GuestSender::Host {
     return GuestSender::Send::sent;
   }
   // The event trace's watchdog line (cfg.guest.event_trace).
-  void trace_watchdog(const Watchdog& w) {
-    if (trace_) [[unlikely]]
+  // The watchdog is asked for only when tracing (an out-of-line call).
+  void trace_watchdog(Cpu<Sched>& c) {
+    if (trace_) [[unlikely]] {
+      const Watchdog& w = c.fq.watchdog();
       *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
+    }
   }
   void woke() override {
     if (trace_) *trace_ << q_.now() << " wake\n";

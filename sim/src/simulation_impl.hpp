@@ -302,12 +302,15 @@ class Simulation final : TrafficHost, GuestSender::Host {
     return GuestSender::Send::sent;
   }
   // The event trace's watchdog line (cfg.guest.event_trace).
-  // The watchdog is asked for only when tracing (an out-of-line call).
+  // The watchdog is asked for only when tracing (an out-of-line call), and
+  // the line is written out of line, so that the watchdog's fire needs no frame.
   void trace_watchdog(Cpu<Sched>& c) {
-    if (trace_) [[unlikely]] {
-      const Watchdog& w = c.fq.watchdog();
-      *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
-    }
+    if (trace_) [[unlikely]]
+      write_watchdog_line(c);
+  }
+  [[gnu::noinline]] void write_watchdog_line(Cpu<Sched>& c) {
+    const Watchdog& w = c.fq.watchdog();
+    *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
   }
   void woke() override {
     if (trace_) *trace_ << q_.now() << " wake\n";

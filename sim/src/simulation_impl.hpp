@@ -119,8 +119,10 @@ struct Cpu {
   std::unique_ptr<NohzTick> nohz;  // the guest's idle tick (cfg.guest.nohz_idle), instead of `tick`
   Time busy_until = 0;             // the guest model: the CPU's softirq work runs until then
   Event softirq_more;              // the guest model: the same qdisc run, once that work is done
-  std::uint64_t qdisc_runs = 0;
   std::uint64_t watchdog_fires = 0;
+  // Qdisc runs: every one is a runner.run() call (run_qdisc), which the
+  // runner counts.
+  std::uint64_t qdisc_runs() const { return runner.stats().runs; }
 
   // The models' callbacks, as plain functions of the Cpu (Hook, Event::Fn):
   // no std::function call per packet or interrupt.
@@ -130,7 +132,7 @@ struct Cpu {
   static void watchdog_fired(void* self) {
     Cpu& c = of(self);
     ++c.watchdog_fires;
-    c.port.sim->trace_watchdog(c.fq.watchdog());
+    c.port.sim->trace_watchdog(c);
     if (c.softirq.armed() || c.softirq_at_irq_exit) return;
     EventQueue& q = c.softirq.queue();
     if (q.maybe_due_now())
@@ -177,7 +179,8 @@ class Simulation final : TrafficHost, GuestSender::Host {
       GuestSender::Host& host = *this;
       sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
     }
-    departure_extras_ = trace_ || sender_;
+    departure_extras_ = trace_ || sender_ ? 1 : 0;
+    for (auto& c : cpus_) guest_cpu_ = guest_cpu_ || c->nohz || sender_;
     plain_refill_ = !sender_ && !source_->own_packets();
   }
 
@@ -299,9 +302,15 @@ class Simulation final : TrafficHost, GuestSender::Host {
     return GuestSender::Send::sent;
   }
   // The event trace's watchdog line (cfg.guest.event_trace).
-  void trace_watchdog(const Watchdog& w) {
+  // The watchdog is asked for only when tracing (an out-of-line call), and
+  // the line is written out of line, so that the watchdog's fire needs no frame.
+  void trace_watchdog(Cpu<Sched>& c) {
     if (trace_) [[unlikely]]
-      *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
+      write_watchdog_line(c);
+  }
+  [[gnu::noinline]] void write_watchdog_line(Cpu<Sched>& c) {
+    const Watchdog& w = c.fq.watchdog();
+    *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
   }
   void woke() override {
     if (trace_) *trace_ << q_.now() << " wake\n";
@@ -313,24 +322,27 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // ------------------------------------------------------------ qdisc runs
   void run_qdisc(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
-    ++c.qdisc_runs;
-    if (res.sent && (c.nohz || sender_)) guest_busy(c, res.sent);
+    if (guest_cpu_ && res.sent && (c.nohz || sender_)) [[unlikely]] guest_busy(c, res.sent);
     c.wd.sync();
     // A used-up quota re-raises NET_TX; a full ring waits for completions.
     if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
   }
 
-  void on_departure(Packet& p) {
+  // A departure at `now` (the queue's now()).
+  void on_departure(Packet& p, Time now) {
     Flow& f = flows_[slot_of(p.cookie)];
-    const Time now = q_.now();
     if (f.sent == 0) f.first = now;
     f.last = now;
     ++f.sent;
     ++sent_;
     lateness_.add(now >= p.due ? now - p.due : 0);
-    if (f.lateness_class) [[unlikely]]
-      classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
-    if (departure_extras_) [[unlikely]] {  // one test per packet for the guest model's two
+    // One test per packet for a lateness class and the guest model's two.
+    if ((f.lateness_class | departure_extras_) != 0) [[unlikely]]
+      departure_more(f, p, now);
+  }
+  [[gnu::noinline]] void departure_more(Flow& f, const Packet& p, Time now) {
+    if (f.lateness_class) classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
+    if (departure_extras_) {
       if (trace_) *trace_ << now << (in_send_ ? " xmit task\n" : " xmit softirq\n");
       // The guest's dummy device frees the datagram as it transmits it: the
       // socket's room comes back here, not at the completion.
@@ -519,7 +531,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       c.completions += cpu->nic.stats().completions;
       c.doorbells += cpu->nic.stats().doorbells;
       c.watchdog_fires += cpu->watchdog_fires;
-      c.qdisc_runs += cpu->qdisc_runs;
+      c.qdisc_runs += cpu->qdisc_runs();
     }
     return c;
   }
@@ -672,7 +684,8 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::unique_ptr<GuestSender> sender_;  // cfg.guest.sender
   std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
   bool in_send_ = false;                  // a qdisc run inside the guest sender's send
-  bool departure_extras_ = false;         // trace_ || sender_: on_departure has more to do
+  std::uint32_t departure_extras_ = 0;    // trace_ || sender_ (1): on_departure has more to do
+  bool guest_cpu_ = false;               // a CPU with the guest's idle tick, or sender_: run_qdisc's guest_busy
   bool plain_refill_ = false;             // no sender_, a source that stamps: on_complete's own refill
   SimResult::Guest guest_;
   EventCounts guest_window_start_;
@@ -681,8 +694,9 @@ class Simulation final : TrafficHost, GuestSender::Host {
 
 template <class Sched>
 bool TxPort<Sched>::xmit(Packet& p, bool more) {
-  if (!nic->xmit(p, more)) return false;
-  sim->on_departure(p);
+  const Time now = sim->now();  // the NIC's queue is the simulation's
+  if (!nic->xmit(p, more, now)) return false;
+  sim->on_departure(p, now);
   return true;
 }
 

@@ -48,5 +48,37 @@ TEST(Hook, CopyKeepsThePlainForm) {
   EXPECT_EQ(calls, 2);
 }
 
+// A callable hook is called through a trampoline whose context is its own
+// copy of the callable: a copy calls its own copy (a mutable lambda's state is
+// not shared), a moved hook keeps calling it, and the moved-from one is empty.
+TEST(Hook, CallableCopiesAndMovesKeepTheirOwnCallable) {
+  int out = 0;
+  Hook<> h([n = 0, &out]() mutable { out = ++n; });
+  Hook<> copy(h);
+  h();
+  h();
+  EXPECT_EQ(out, 2);
+  copy();
+  EXPECT_EQ(out, 1);  // its own n
+  Hook<> moved(std::move(h));
+  EXPECT_FALSE(h);  // NOLINT: the moved-from state is specified
+  h();              // does nothing
+  EXPECT_EQ(out, 1);
+  moved();
+  EXPECT_EQ(out, 3);  // h's n, now moved's
+  Hook<> assigned;
+  assigned = copy;  // copy assignment: a copy of copy's n (1)
+  {
+    Hook<> gone(std::move(copy));  // copy's callable ends with `gone`
+  }
+  assigned();
+  EXPECT_EQ(out, 2);
+  Hook<> target([&] { out = 100; });
+  target = std::move(assigned);  // move assignment replaces the callable
+  target();
+  EXPECT_EQ(out, 3);
+  EXPECT_FALSE(assigned);  // NOLINT
+}
+
 }  // namespace
 }  // namespace ufq::sim

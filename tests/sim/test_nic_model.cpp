@@ -94,5 +94,41 @@ TEST(NicModel, WireIdlesBetweenBursts) {
   EXPECT_EQ(f.nic.wire_free(), 5100u);
 }
 
+// stats().packets is derived (completions + descriptors in the ring), not
+// counted per xmit: it must equal the accepted xmits at every moment, with
+// refusals, partial reclaims and the dummy device's immediate frees.
+TEST(NicModel, PacketsCountsEveryAcceptedXmitAtAnyMoment) {
+  for (const bool dummy : {false, true}) {
+    SCOPED_TRACE(dummy ? "dummy" : "ring");
+    NicConfig cfg = config(0, 64, 4);
+    cfg.dummy = dummy;
+    Fixture f(cfg);
+    std::uint64_t accepted = 0, refused = 0;
+    std::size_t next = 0;
+    for (int round = 0; round < 12; ++round) {
+      // 1 to 6 packets into a ring of 4: some rounds fill it and are refused.
+      const int n = 1 + round % 6;
+      for (int k = 0; k < n; ++k) {
+        if (f.nic.xmit(f.pkts[next % f.pkts.size()], k + 1 < n)) {
+          ++accepted;
+          ++next;
+        } else {
+          ++refused;
+        }
+        EXPECT_EQ(f.nic.stats().packets, accepted);
+      }
+      // Reclaim part of the ring (the wire takes 100 ns a packet).
+      f.q.run_until(f.q.now() + 150);
+      EXPECT_EQ(f.nic.stats().packets, accepted);
+      EXPECT_EQ(f.nic.stats().completions + (4 - f.nic.tx_room()), accepted);
+    }
+    f.q.run();
+    EXPECT_EQ(f.nic.stats().packets, accepted);
+    EXPECT_EQ(f.nic.stats().completions, accepted);
+    EXPECT_EQ(f.nic.stats().ring_full, refused);
+    EXPECT_GT(refused, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace ufq::sim

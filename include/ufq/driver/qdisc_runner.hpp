@@ -103,12 +103,15 @@ class QdiscRunner {
   [[gnu::noinline]] RunResult run_from(Time now, std::uint32_t first_n, std::uint32_t first_want) {
     std::uint32_t sent = 0;
     RunEnd end;
+    // In registers: the stores of each xmit could alias the members.
+    Device* const dev = dev_;
+    Sched* const fq = fq_;
     for (;;) {  // sent < quota here
       std::uint32_t n = first_n, want = first_want;
       if (first_want != 0) {
         first_want = 0;
       } else {
-        const std::uint32_t room = static_cast<std::uint32_t>(dev_->tx_room());
+        const std::uint32_t room = static_cast<std::uint32_t>(dev->tx_room());
         if (room == 0) {
           end = RunEnd::device;
           break;
@@ -119,7 +122,7 @@ class QdiscRunner {
         if (held_ > 0) [[unlikely]]
           for (; n < want && held_ > 0; ++n) bulk_[n] = held_pkts_[--held_];
         if (n < want)
-          n += static_cast<std::uint32_t>(fq_->dequeue_burst(now, std::span<Packet*>(bulk_).subspan(n, want - n)));
+          n += static_cast<std::uint32_t>(fq->dequeue_burst(now, std::span<Packet*>(bulk_).subspan(n, want - n)));
       }
       if (n == 0) {
         end = RunEnd::idle;
@@ -127,7 +130,7 @@ class QdiscRunner {
       }
       std::uint32_t i = 0;
       for (; i < n; ++i)
-        if (!dev_->xmit(*bulk_[i], i + 1 < n)) break;
+        if (!dev->xmit(*bulk_[i], i + 1 < n)) break;
       sent += i;
       if (i < n) [[unlikely]] {
         // Keep the refused packet and the rest of the bulk, in order.

@@ -6,11 +6,16 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
 namespace ufq::sim {
 
+// Either way the call is one indirect call, with no test: a callable is
+// reached through a trampoline (its std::function on the heap, so that moving
+// the hook keeps the trampoline's context valid) and an empty hook through one
+// that does nothing.
 template <class... Args>
 class Hook {
  public:
@@ -23,22 +28,54 @@ class Hook {
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, Hook> &&
              std::is_constructible_v<std::function<void(Args...)>, F &&>)
-  Hook(F&& callable) : callable_(std::forward<F>(callable)) {}  // NOLINT: implicit, as std::function
+  Hook(F&& callable) {  // NOLINT: implicit, as std::function
+    Callable c(std::forward<F>(callable));
+    if (c) adopt(std::make_unique<Callable>(std::move(c)));
+  }
+  // A copy of a callable hook calls its own copy of the callable; of a plain
+  // hook, the same function and context (no allocation).
+  Hook(const Hook& other) : fn_(other.fn_), context_(other.context_) {
+    if (other.callable_) adopt(std::make_unique<Callable>(*other.callable_));
+  }
+  // The moved-from hook is empty.
+  Hook(Hook&& other) noexcept : fn_(other.fn_), context_(other.context_), callable_(std::move(other.callable_)) {
+    other.fn_ = &nothing;
+    other.context_ = nullptr;
+  }
+  Hook& operator=(const Hook& other) {
+    if (this != &other) *this = Hook(other);
+    return *this;
+  }
+  Hook& operator=(Hook&& other) noexcept {
+    if (this != &other) {
+      fn_ = other.fn_;
+      context_ = other.context_;
+      callable_ = std::move(other.callable_);
+      other.fn_ = &nothing;
+      other.context_ = nullptr;
+    }
+    return *this;
+  }
+  ~Hook() = default;
 
   // Whether calling does anything.
-  explicit operator bool() const { return fn_ || callable_; }
+  explicit operator bool() const { return fn_ != &nothing; }
 
-  void operator()(Args... args) const {
-    if (fn_) [[likely]]
-      fn_(context_, args...);
-    else if (callable_)
-      callable_(args...);
-  }
+  void operator()(Args... args) const { fn_(context_, args...); }
 
  private:
-  Fn fn_ = nullptr;
+  using Callable = std::function<void(Args...)>;
+  static void nothing(void*, Args...) {}
+  static void call_callable(void* callable, Args... args) { (*static_cast<const Callable*>(callable))(args...); }
+  void adopt(std::unique_ptr<Callable> c) {
+    callable_ = std::move(c);
+    fn_ = &call_callable;
+    context_ = callable_.get();
+  }
+
+  Fn fn_ = &nothing;
   void* context_ = nullptr;
-  std::function<void(Args...)> callable_;
+  std::unique_ptr<Callable> callable_;
 };
 
 }  // namespace ufq::sim

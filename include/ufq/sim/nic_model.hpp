@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -29,7 +30,7 @@ struct NicConfig {
 };
 
 struct NicStats {
-  std::uint64_t packets = 0;      // descriptors posted
+  std::uint64_t packets = 0;      // descriptors posted (completions + those in the ring)
   std::uint64_t bytes = 0;
   std::uint64_t doorbells = 0;    // xmit with more = false: one MMIO write each
   std::uint64_t interrupts = 0;   // completion interrupts
@@ -55,11 +56,20 @@ class NicModel {
   std::uint32_t tx_room() const { return config_.ring_size - used_; }
   // Post one packet at the queue's current time. Its serialisation starts when
   // the wire is free. Refused (false) only when the ring is full.
-  bool xmit(Packet& pkt, bool more);
+  bool xmit(Packet& pkt, bool more) { return xmit(pkt, more, queue_->now()); }
+  // The same, for a caller that has the queue's current time at hand.
+  // Precondition: now == the queue's now().
+  bool xmit(Packet& pkt, bool more, Time now);
 
   // When the wire finishes the last posted packet.
   Time wire_free() const { return wire_free_; }
-  const NicStats& stats() const { return stats_; }
+  // `packets` is not counted per xmit: every posted descriptor is either
+  // reclaimed (a completion) or still in the ring.
+  NicStats stats() const {
+    NicStats s = stats_;
+    s.packets = stats_.completions + used_;
+    return s;
+  }
   const NicConfig& config() const { return config_; }
 
  private:
@@ -99,15 +109,14 @@ class NicModel {
 };
 
 // Inline: the qdisc run calls it once per packet.
-inline bool NicModel::xmit(Packet& pkt, bool more) {
+inline bool NicModel::xmit(Packet& pkt, bool more, Time now) {
+  assert(now == queue_->now());
   if (used_ == config_.ring_size) {
     ++stats_.ring_full;
     return false;
   }
-  const Time now = queue_->now();
   if (config_.dummy) {
     post(Slot{&pkt, now});
-    ++stats_.packets;
     stats_.bytes += pkt.len;
     if (!more) ++stats_.doorbells;
     if (armed_ == Armed::none) {
@@ -124,7 +133,6 @@ inline bool NicModel::xmit(Packet& pkt, bool more) {
   wire_free_ = start + ser_ns_;
   post(Slot{&pkt, wire_free_});
   ++unreported_;
-  ++stats_.packets;
   stats_.bytes += pkt.len;
   if (!more) ++stats_.doorbells;
   // Coalescing: the first pending completion starts the tx-usecs clock; the

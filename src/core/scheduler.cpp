@@ -1276,6 +1276,7 @@ class FqScheduler::Impl {
     time_next_delayed_flow_ = kNever;
     std::array<Entry, kReleaseGroup> due;  // kMaybeStale: for the live() tests
     std::array<std::uint32_t, kReleaseGroup> fi;
+    std::array<const Packet*, kReleaseGroup> tails;  // of the released flows that hold packets
     for (bool more = true; more;) {
       std::size_t n = 0;
       while (n < kReleaseGroup) {
@@ -1306,7 +1307,7 @@ class FqScheduler::Impl {
         add_tail(i, FlowState::old_list);
         if (const Packet* t = flows_[i].tail) {
           prefetch_span(&t->len, &t->next_);
-          fi[released++] = i;
+          tails[released++] = t;
         }
       }
       // The DRR visits these flows next and reads their head packets, which
@@ -1314,7 +1315,7 @@ class FqScheduler::Impl {
       // (reading each tail's link waits for the prefetch above, but the
       // group's waits overlap).
       for (std::size_t k = 0; k < released; ++k) {
-        const Packet* h = flows_[fi[k]].tail->next_;
+        const Packet* h = tails[k]->next_;
         prefetch_span(&h->len, &h->next_);
       }
     }

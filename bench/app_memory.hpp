@@ -29,8 +29,9 @@ inline const bool kAppHugePages = [] {
   return !(v && std::strcmp(v, "0") == 0);
 }();
 
-// std::allocator's bytes below 2 MiB; from 2 MiB on, 2 MiB-aligned, rounded up
-// to whole huge pages and advised MADV_HUGEPAGE when kAppHugePages.
+// The scheduler's huge-page allocation (src/core/huge_pages.hpp: 2 MiB-aligned
+// and rounded from 2 MiB on), with the page advice set by kAppHugePages
+// instead of UFQ_HUGE_PAGES.
 template <class T>
 struct AppAllocator {
   using value_type = T;
@@ -39,21 +40,16 @@ struct AppAllocator {
   constexpr AppAllocator(const AppAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
-    const std::size_t bytes = n * sizeof(T);
-    if (bytes < detail::kHugePageBytes) return std::allocator<T>{}.allocate(n);
-    const std::size_t rounded = detail::allocated_bytes(bytes);
-    void* p = ::operator new(rounded, std::align_val_t{detail::kHugePageBytes});
+    void* p = detail::HugePageAllocator<T>{}.allocate(n);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (kAppHugePages) (void)::madvise(p, rounded, MADV_HUGEPAGE);
+    // Before the first touch; overrides whatever the scheduler's flag advised.
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes >= detail::kHugePageMinBytes)
+      (void)::madvise(p, detail::allocated_bytes(bytes), kAppHugePages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 #endif
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, std::size_t n) noexcept {
-    if (n * sizeof(T) < detail::kHugePageBytes)
-      std::allocator<T>{}.deallocate(p, n);
-    else
-      ::operator delete(p, std::align_val_t{detail::kHugePageBytes});
-  }
+  void deallocate(T* p, std::size_t n) noexcept { detail::HugePageAllocator<T>{}.deallocate(p, n); }
   template <class U>
   bool operator==(const AppAllocator<U>&) const noexcept {
     return true;

@@ -32,7 +32,7 @@
 
 namespace ufq::bench {
 
-// The baselines (binary heap, FIFO floor) take no fq configuration and say
+// The baselines (binary heap, FIFO floor, per-flow floor) take no fq configuration and say
 // when they are next due themselves.
 template <class S>
 constexpr bool kBaseline =

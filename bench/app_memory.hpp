@@ -6,7 +6,7 @@
 // that the kernel's fq never pays (sockets and skbs live in the kernel's
 // direct map, which is mapped with huge pages). By default the harness
 // therefore asks for transparent huge pages for these arrays, as an
-// application with many connections should (docs/embedding.md#huge-pages);
+// application with many connections should (docs/embedding.md#huge-pages-for-your-connections-and-packets);
 // UFQ_APP_HUGE_PAGES=0 keeps them on 4 KiB pages, so bench/ab_runs.py can
 // show both in alternating processes of one binary (docs/results.md).
 // Independent of UFQ_HUGE_PAGES, which sets the scheduler's own arrays.

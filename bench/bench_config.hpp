@@ -24,7 +24,7 @@ inline FqConfig config_for(std::size_t flows, std::uint32_t slack_ns) {
 }
 
 // Readies a reused packet buffer as a sender does: the fields a caller owns,
-// and the CE mark cleared. Not `p = Packet{}`: GCC clears its 88 bytes with
+// and the CE mark cleared. Not `p = Packet{}`: GCC clears its 80 bytes with
 // `rep stos`, whose start-up cost here (a few ns per packet) is harness time
 // that would be charged to the scheduler under test.
 inline void fill(Packet& p, std::uint32_t len, FlowOwner* owner, Time tstamp) {

@@ -52,32 +52,46 @@ struct FlowOwner {
 // scheduler holds it, and its owner must outlive it there (the owner's rate is
 // read at dequeue).
 struct Packet {
+  // The fields a dequeue reads and writes come first and together (bytes 0-40:
+  // len, segments, ect, ce, tstamp, the scheduler's departure time and link,
+  // and due), so that a packet the scheduler visits costs one cache line more
+  // often than two (docs/architecture.md#memory-layout). Designated
+  // initializers follow this order: len, segments, priority, ect, tstamp,
+  // hash, owner, cookie.
+
   // --- set by the caller ---
   std::uint32_t len = 0;       // qdisc_pkt_len: bytes charged (Ethernet frame without FCS)
   std::uint16_t segments = 1;  // GSO segments: the "pkt" counter of tc counts these
   std::uint8_t priority = 0;   // skb->priority; the scheduler uses priority & 15
   bool ect = false;            // ECN-capable transport: CE can be set on it
-  std::uint32_t hash = 0;      // flow hash (5-tuple), used for owner-less/unconnected traffic
   Time tstamp = 0;             // EDT departure time; 0 = none. Rewritten by horizon_cap.
-  FlowOwner* owner = nullptr;  // nullptr = no socket (forwarded traffic)
-  std::uint64_t cookie = 0;    // free for the caller (an index, a pointer)
+
+  // --- private to the scheduler; do not touch ---
+  // The departure time, and one link that is either the flow's FIFO link or
+  // an out-of-order tree node's left child (never both at once). Accessed
+  // through src/core/packet_bits.hpp, with right_bits_ and parent_color_
+  // below: 32 bytes in all.
+  Time time_to_send_ = 0;
+  Packet* next_ = nullptr;  // FIFO link; the left child while in a flow's tree
 
   // --- set by the scheduler ---
-  bool ce = false;  // set when the scheduler marked CE (only if `ect`)
   // Set by dequeue(): when the packet was allowed to leave, the later of its
   // departure time and its flow's pacing time (`now - due` is its lateness, the
   // quantity ce_threshold is compared with). Internal-queue packets: enqueue time.
   Time due = 0;
+  bool ce = false;  // set when the scheduler marked CE (only if `ect`)
+
+  // --- set by the caller ---
+  std::uint32_t hash = 0;      // flow hash (5-tuple), used for owner-less/unconnected traffic
+  FlowOwner* owner = nullptr;  // nullptr = no socket (forwarded traffic)
+  std::uint64_t cookie = 0;    // free for the caller (an index, a pointer)
 
   // --- private to the scheduler; do not touch ---
-  // 32 bytes in all: the departure time and one link that is either the flow's
-  // FIFO link or an out-of-order tree node (never both at once), with the
-  // packet's band and orphan flag in the low bits of a tree pointer (packets
-  // are 8-aligned). Accessed through src/core/packet_bits.hpp.
-  Time time_to_send_ = 0;
-  Packet* next_ = nullptr;           // FIFO link; the left child while in a flow's tree
+  // The out-of-order tree node's other links, with the packet's band and
+  // orphan flag in the low bits of a tree pointer (packets are 8-aligned).
   std::uintptr_t right_bits_ = 0;    // right child | band (bits 0-1) | orphaned (bit 2)
   std::uintptr_t parent_color_ = 0;  // parent | red-black color (bit 0)
 };
+static_assert(sizeof(Packet) == 80);
 
 }  // namespace ufq

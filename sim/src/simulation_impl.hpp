@@ -434,9 +434,9 @@ class Simulation final : TrafficHost, GuestSender::Host {
   }
   // A packet of `f` for fq: only the caller's fields, since the scheduler sets
   // its own (and `due`) when it takes and releases the packet, so clearing all
-  // 88 bytes is not needed.
+  // 80 bytes is not needed.
   [[gnu::always_inline]] static void set_up(Packet& p, Flow& f, Time tstamp, std::uint32_t len) {
-    static_assert(sizeof(Packet) == 88, "Packet changed: set any new caller field below");
+    static_assert(sizeof(Packet) == 80, "Packet changed: set any new caller field below");
     p.len = len;
     p.segments = 1;
     p.priority = 0;

@@ -1306,7 +1306,7 @@ class FqScheduler::Impl {
         --throttled_flows_;
         add_tail(i, FlowState::old_list);
         if (const Packet* t = flows_[i].tail) {
-          prefetch_span(&t->len, &t->next_);
+          prefetch_span(&t->len, &t->ce);
           tails[released++] = t;
         }
       }
@@ -1316,7 +1316,7 @@ class FqScheduler::Impl {
       // group's waits overlap).
       for (std::size_t k = 0; k < released; ++k) {
         const Packet* h = tails[k]->next_;
-        prefetch_span(&h->len, &h->next_);
+        prefetch_span(&h->len, &h->ce);
       }
     }
     prefetch_next_release();

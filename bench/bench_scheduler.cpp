@@ -311,7 +311,11 @@ void BM_Memory(benchmark::State& state) {
     }
     const std::size_t busy = heap_in_use();
     per_flow = static_cast<double>(idle - before) / static_cast<double>(flows);
-    constexpr std::size_t kPrivate = sizeof(ufq::Packet) - offsetof(ufq::Packet, time_to_send_);
+    // The scheduler's private members of the packet (two groups since the
+    // layout of docs/architecture.md#memory-layout).
+    constexpr std::size_t kPrivate = sizeof(ufq::Packet::time_to_send_) + sizeof(ufq::Packet::next_) +
+                                     sizeof(ufq::Packet::right_bits_) + sizeof(ufq::Packet::parent_color_);
+    static_assert(kPrivate == 32);
     per_packet = static_cast<double>(kPrivate) +
                  static_cast<double>(busy > idle ? busy - idle : 0) / static_cast<double>(flows * 3);
     fq->reset();

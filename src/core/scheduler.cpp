@@ -312,7 +312,7 @@ class FqScheduler::Impl {
       tail->next_ = &pkt;
     }
     f->tail = &pkt;
-    st_.backlog += pkt.len;
+    queued_bytes_ += pkt.len;
     ++qlen_;
   }
 
@@ -405,7 +405,7 @@ class FqScheduler::Impl {
     } else {
       link_ooo(f, pkt);
     }
-    st_.backlog += pkt.len;
+    queued_bytes_ += pkt.len;
     ++qlen_;
   }
 
@@ -593,12 +593,11 @@ class FqScheduler::Impl {
     count_dequeue(p);
   }
   // dequeue_packet()'s counts, the packet unlinked.
+  // The backlog and the dequeued count are derived in stats().
   UFQ_INLINE void count_dequeue(const Packet* p) {
-    st_.backlog -= p->len;
-    --qlen_;
     st_.bytes += p->len;
     st_.packets += p->segments;
-    ++st_.dequeued;
+    --qlen_;
   }
 
   FlowList& list_of(Flow* f, FlowState which) {
@@ -636,8 +635,7 @@ class FqScheduler::Impl {
     if (adaptive_) [[unlikely]]
       push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
     set_state(f, FlowState::throttled);
-    ++throttled_flows_;
-    ++st_.throttled;
+    ++throttled_flows_;  // st_.throttled is throttle_seq_ (stats())
     if (time_next_delayed_flow_ > tnp) time_next_delayed_flow_ = tnp;
   }
 
@@ -1224,8 +1222,14 @@ class FqScheduler::Impl {
           f->credit = wrap_sub(f->credit, p->len);
           pace(f, p, now);
           out[n++] = p;
-          if (n == cap || qlen_ == 0) return n;
-          if (f->credit <= 0 || !tail) break;
+          if (n == cap) return n;
+          // The queue empty means this FIFO too (no side tree here): the
+          // qlen_ test only when the FIFO is.
+          if (!tail) {
+            if (qlen_ == 0) return n;
+            break;
+          }
+          if (f->credit <= 0) break;
         }
         if (throttled) continue;
         if (f->credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
@@ -1436,7 +1440,7 @@ class FqScheduler::Impl {
     for (Band& b : bands_) b.new_flows = b.old_flows = FlowList{};
     age_head_ = age_tail_ = kNil;
     qlen_ = 0;
-    st_.backlog = 0;
+    queued_bytes_ = st_.bytes;  // a backlog of 0
     flows_n_ = inactive_flows_ = throttled_flows_ = 0;
     band_pkt_count_ = {};
   }
@@ -1444,6 +1448,13 @@ class FqScheduler::Impl {
   // ---------------------------------------------------------------- inspection
   FqStats stats(Time now) const {
     FqStats s = st_;
+    // Derived, not counted per packet: every queued byte is either dequeued
+    // (st_.bytes) or still queued, the purged ones leaving queued_bytes_ at
+    // reset(); offered = dequeued + drops + purged + qlen (ufq/stats.hpp);
+    // one throttle order per throttle.
+    s.backlog = queued_bytes_ - st_.bytes;
+    s.dequeued = st_.offered - st_.drops - st_.purged - qlen_;
+    s.throttled = throttle_seq_;
     s.qlen = qlen_;
     s.flows = flows_n_;
     s.inactive_flows = inactive_flows_;
@@ -1507,7 +1518,8 @@ class FqScheduler::Impl {
   std::array<std::uint32_t, kBands> band_pkt_count_{};
   std::uint32_t flows_n_ = 0, inactive_flows_ = 0, throttled_flows_ = 0;
   std::uint32_t qlen_ = 0;
-  FqStats st_;
+  std::uint64_t queued_bytes_ = 0;  // bytes ever queued, less those purged by reset(): stats()
+  FqStats st_;  // backlog, dequeued and throttled derived in stats()
   Watchdog watchdog_;
 };
 

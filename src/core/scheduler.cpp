@@ -627,12 +627,14 @@ class FqScheduler::Impl {
 
   // Throttle flow `i` (at `f`) until `tnp` (its time_next_packet from now
   // on). The time is passed, not read back: a store to the lane could alias it.
+  // kPlain: known !adaptive_ (plain_, a burst's compile-time copy).
+  template <bool kPlain = false>
   UFQ_INLINE void set_throttled(std::uint32_t i, Flow* f, Time now, Time tnp) {
     f->time_next_packet = tnp;
     const std::uint64_t seq = ++throttle_seq_;
     f->next = static_cast<std::uint32_t>(seq);
     delayed_.push(tnp, seq, i);
-    if (adaptive_) [[unlikely]]
+    if (!kPlain && adaptive_) [[unlikely]]
       push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
     set_state(f, FlowState::throttled);
     ++throttled_flows_;  // st_.throttled is throttle_seq_ (stats())
@@ -749,9 +751,10 @@ class FqScheduler::Impl {
     }
   }
 
+  template <bool kPlain = false>
   UFQ_INLINE void arm_watchdog() {
     if (time_next_delayed_flow_ == kNever) return;
-    if (!adaptive_) [[likely]] {
+    if (kPlain || !adaptive_) [[likely]] {
       watchdog_.schedule_range(time_next_delayed_flow_, cfg_.timer_slack_ns);
       return;
     }
@@ -913,7 +916,7 @@ class FqScheduler::Impl {
   // The same with the head flow given (`fi`, at `f`). A flow that sends stays
   // at the head (nullptr: it has left it), so a burst visits it again
   // without looking it up.
-  template <bool kNew>
+  template <bool kNew, bool kPlain = false>
   UFQ_INLINE Packet* visit_flow_5_7(Band& b, std::uint32_t fi, Flow* f, Time now) {
     FlowList* head = kNew ? &b.new_flows : &b.old_flows;
     if (f->credit <= 0) {
@@ -941,24 +944,34 @@ class FqScheduler::Impl {
     const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
     if (now < tnp) {
       head->first = f->next;
-      set_throttled(fi, f, now, tnp);
+      set_throttled<kPlain>(fi, f, now, tnp);
       return nullptr;
     }
     mark_departure(p, now, tnp);
     dequeue_packet(f, p);
     --f->qlen;
     f->credit = wrap_sub(f->credit, p->len);
-    pace(f, p, now);
+    pace<kPlain>(f, p, now);
     return p;
   }
 
   void mark_departure(Packet* p, Time now, Time tnp) {
     detail::mark_departure(*p, now, tnp, ce_threshold_ns_, st_);
   }
+  // The same with now - ce_threshold_ns_ (`ce_now`) computed once per
+  // burst: now - tnp - threshold, as a signed difference, is ce_now - tnp.
+  UFQ_INLINE void mark_departure_by(Packet* p, Time tnp, Time ce_now) {
+    p->due = tnp;
+    if (static_cast<std::int64_t>(ce_now - tnp) > 0) {
+      if (p->ect) p->ce = true;
+      ++st_.ce_mark;
+    }
+  }
   // detail::pace(); a packet with a departure time changes nothing without
   // pacing or a maxrate (edt_unpaced_): one test for that common case.
+  template <bool kPlain = false>
   UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) {
-    if (edt_unpaced_ && p->tstamp != 0) return;
+    if ((kPlain || edt_unpaced_) && p->tstamp != 0) return;
     detail::pace(*f, *p, now, cfg_, st_);
   }
 
@@ -1124,7 +1137,7 @@ class FqScheduler::Impl {
       arm_watchdog();
       return 0;
     }
-    return dequeue_burst_5_7(now, out);
+    return plain_ ? dequeue_burst_5_7_plain(now, out) : dequeue_burst_5_7(now, out);
   }
   // A 5.7 burst would release nothing and find no flow to visit: packets are
   // queued (the internal queue empty), the first throttled flow is not due and
@@ -1144,7 +1157,12 @@ class FqScheduler::Impl {
   [[gnu::noinline]] std::size_t dequeue_burst_5_7(Time now, std::span<Packet*> out) {
     return dequeue_burst_as<false>(now, out);
   }
-  template <bool kLatest>
+  // The same without the adaptive slack and with a stamped packet's pacing
+  // a no-op (plain_): the tests of both flags resolved at compile time.
+  [[gnu::noinline]] std::size_t dequeue_burst_5_7_plain(Time now, std::span<Packet*> out) {
+    return dequeue_burst_as<false, true>(now, out);
+  }
+  template <bool kLatest, bool kPlain = false>
   UFQ_INLINE std::size_t dequeue_burst_as(Time now, std::span<Packet*> out) {
     const std::size_t cap = out.size();
     std::size_t n = 0;
@@ -1160,7 +1178,7 @@ class FqScheduler::Impl {
     if constexpr (kLatest)
       return dequeue_flows_latest(now, out.data(), n, cap);
     else
-      return dequeue_flows_5_7(now, out.data(), n, cap);
+      return dequeue_flows_5_7<kPlain>(now, out.data(), n, cap);
   }
 
   bool b0_idle() const { return (bands_[0].new_flows.first & bands_[0].old_flows.first) == kNil; }
@@ -1182,11 +1200,13 @@ class FqScheduler::Impl {
   // new list cannot refill within the burst, so once the old list's turn has
   // come, no dequeue looks at the new list again.
   // Pre: n < cap, qlen_ > 0.
+  template <bool kPlain>
   UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
     Band& b = bands_[0];
+    const Time ce_now = now - ce_threshold_ns_;  // mark_departure_by()
     for (std::uint32_t fi; (fi = b.new_flows.first) != kNil;) {
       Flow* f = &flows_[fi];
-      while (Packet* p = visit_flow_5_7<true>(b, fi, f, now)) {
+      while (Packet* p = visit_flow_5_7<true, kPlain>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }
@@ -1205,11 +1225,11 @@ class FqScheduler::Impl {
           const Time tnp = std::max(p->time_to_send_, f->time_next_packet);
           if (now < tnp) {
             b.old_flows.first = f->next;
-            set_throttled(fi, f, now, tnp);
+            set_throttled<kPlain>(fi, f, now, tnp);
             throttled = true;
             break;
           }
-          mark_departure(p, now, tnp);
+          mark_departure_by(p, tnp, ce_now);
           if (p == tail) {
             tail = nullptr;
             f->tail = nullptr;
@@ -1220,7 +1240,7 @@ class FqScheduler::Impl {
           count_dequeue(p);
           --f->qlen;
           f->credit = wrap_sub(f->credit, p->len);
-          pace(f, p, now);
+          pace<kPlain>(f, p, now);
           out[n++] = p;
           if (n == cap) return n;
           // The queue empty means this FIFO too (no side tree here): the
@@ -1241,12 +1261,12 @@ class FqScheduler::Impl {
           }
         }
       }
-      while (Packet* p = visit_flow_5_7<false>(b, fi, f, now)) {
+      while (Packet* p = visit_flow_5_7<false, kPlain>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }
     }
-    arm_watchdog();
+    arm_watchdog<kPlain>();
     return n;
   }
 
@@ -1367,6 +1387,7 @@ class FqScheduler::Impl {
     offload_ns_ = d.offload_ns;
     adaptive_ = cfg.adaptive_slack();
     edt_unpaced_ = !cfg.pacing || cfg.maxrate == kUnlimitedRate;
+    plain_ = !adaptive_ && edt_unpaced_;
     for (std::size_t i = 0; i < kBands; ++i) bands_[i].quantum = cfg.weights[i];
     jiffy_start_ = jiffies_ = 0;
   }
@@ -1508,6 +1529,7 @@ class FqScheduler::Impl {
   DeadlineHeap deadlines_;  // adaptive slack only
   bool adaptive_ = false;   // cfg_.adaptive_slack()
   bool edt_unpaced_ = true;  // !cfg_.pacing || cfg_.maxrate unlimited: pace() leaves a stamped packet's flow alone
+  bool plain_ = true;  // !adaptive_ && edt_unpaced_ (5.7 has no adaptive slack): the 5.7 burst without their tests
   // Some entry of delayed_ may be stale (a flow left the set early:
   // unset_throttled()); until then every entry is live, its flow's only one.
   bool maybe_stale_ = false;

@@ -83,6 +83,7 @@ TYPED_TEST(EdgeCases, E45_CountersReconcile) {
     std::set<Packet*> held;
     std::uint64_t backlog = 0;
     std::uint64_t offered = 0;
+    std::uint64_t dequeued = 0;  // counted here: the fast scheduler derives its own from the identity
     FlowOwner udp = connected_owner(1), tcp = tcp_owner(2), paced = rated_owner(3, 50000),
               lst = kind_owner(4, FlowOwner::Kind::listener);
     auto put = [&](const PktSpec& s, Time now) {
@@ -104,7 +105,10 @@ TYPED_TEST(EdgeCases, E45_CountersReconcile) {
     };
     auto get = [&](Time now) {
       Packet* p = q.dequeue(now);
-      if (p != nullptr) take(*p);
+      if (p != nullptr) {
+        take(*p);
+        ++dequeued;
+      }
       expect_consistent(q, now, backlog);
       return p != nullptr;
     };
@@ -128,15 +132,25 @@ TYPED_TEST(EdgeCases, E45_CountersReconcile) {
     put({.len = 900, .owner = &lst, .hash = 6}, t);
     put({.len = 900, .owner = &lst, .hash = 7}, t);
     put({.len = 900, .owner = &lst, .hash = 8}, t);
-    q.change(smaller, t, [&](Packet& p) { take(p); });
+    q.change(smaller, t, [&](Packet& p) {
+      take(p);
+      ++dequeued;  // trimmed packets count as dequeued
+    });
     expect_consistent(q, t, backlog);
     q.reset([&](Packet& p) { take(p); });
     expect_consistent(q, t, backlog);
     EXPECT_TRUE(held.empty());
+    // After reset() the backlog and the dequeued count go on from there.
+    t += kMs;
+    put({.len = 1000, .owner = &udp}, t);
+    put({.len = 1100, .owner = &tcp}, t);
+    EXPECT_TRUE(get(t));
     const FqStats st = q.stats(t);
     EXPECT_EQ(st.offered, offered);
     EXPECT_GT(st.drops, 0U);
-    EXPECT_GT(st.dequeued, 0U);
+    EXPECT_EQ(st.dequeued, dequeued);
+    EXPECT_EQ(st.backlog, backlog);
+    EXPECT_GT(st.purged, 0U);
   }
 }
 

@@ -427,6 +427,34 @@ TEST(EventQueue, ReservedArmRunsInItsReservedPlace) {
   EXPECT_EQ(order, want);
 }
 
+// Near entries hold the time alone: among entries of the same time, an arm
+// with an older (reserved) number, and a cancel, find their place by the
+// events' own keys, from either end of the near array.
+TEST(EventQueue, TiesInTheNearArrayOrderedByTheEventsKeys) {
+  EventQueue q;
+  std::vector<int> order;
+  std::vector<std::unique_ptr<Event>> e, x;
+  for (int i = 0; i < 8; ++i) {
+    e.push_back(std::make_unique<Event>(q, [&order, i] { order.push_back(i); }));
+    x.push_back(std::make_unique<Event>(q, [&order, i] { order.push_back(100 + i); }));
+  }
+  Event before(q, [&] { order.push_back(-1); });
+  Event after(q, [&] { order.push_back(-2); });
+  q.schedule(before, 9);
+  std::vector<std::uint64_t> seq;
+  for (int i = 0; i < 8; ++i) {
+    seq.push_back(q.reserve_seq());
+    q.schedule(*e[static_cast<std::size_t>(i)], 10);
+  }
+  q.schedule(after, 11);
+  for (int i : {7, 0, 5, 3}) q.schedule_reserved(*x[static_cast<std::size_t>(i)], 10, seq[static_cast<std::size_t>(i)]);
+  EXPECT_TRUE(q.cancel(*e[4]));
+  EXPECT_TRUE(q.cancel(*e[1]));
+  q.run();
+  const std::vector<int> want{-1, 100, 0, 2, 103, 3, 105, 5, 6, 107, 7, -2};
+  EXPECT_EQ(order, want);
+}
+
 // A callback may run at its own end what it would arm for now() only when no
 // other event is due at now() (the simulator's NET_TX after a timer interrupt).
 TEST(EventQueue, MaybeDueNowSeesAnEventDueAtTheSameInstant) {

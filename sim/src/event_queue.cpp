@@ -39,6 +39,7 @@ bool EventQueue::cancel(Event& event) {
   if (!event.armed() || event.queue_ != this) return false;
   unfile(event);
   event.filed_ = Event::kNotFiled;
+  event.relay_ = 0;  // schedule_unarmed() arms a plain event
   return true;
 }
 

@@ -410,6 +410,39 @@ TEST(EventQueue, RelayStages) {
   EXPECT_THROW(q.schedule_relay(e, 40, kNever - 40), std::logic_error);
 }
 
+// A relay to another event: its first stage disarms it (keeping its time) and
+// arms the other as its callback would have, among ties; a delay of 0 is a
+// plain arm, which runs the first event's callback.
+TEST(EventQueue, RelayToAnotherEvent) {
+  EventQueue q;
+  std::vector<int> order;
+  Event first(q, [&] { order.push_back(1); });
+  Event second(q, [&] { order.push_back(2); });
+  Event before(q, [&] { order.push_back(3); });
+  Event after(q, [&] { order.push_back(4); });
+  Event at_fire(q, [&] {
+    order.push_back(5);
+    q.schedule(after, 15);  // armed after the first stage ran: after the second
+  });
+  first.relay_to(second);
+  q.schedule(before, 15);  // armed before the first stage ran: before the second
+  q.schedule_unarmed_relay(first, 10, 5);
+  EXPECT_TRUE(first.relay_pending());
+  q.schedule(at_fire, 10);
+  EXPECT_EQ(q.run_until(10), 2u);
+  EXPECT_FALSE(first.armed());
+  EXPECT_EQ(first.when(), 10u);
+  ASSERT_TRUE(second.armed());
+  EXPECT_FALSE(second.relay_pending());
+  EXPECT_EQ(second.when(), 15u);
+  EXPECT_EQ(q.run(), 3u);
+  EXPECT_EQ(order, (std::vector<int>{5, 3, 2, 4}));
+  q.schedule_relay(first, 20, 0);
+  q.run();
+  EXPECT_EQ(order, (std::vector<int>{5, 3, 2, 4, 1}));
+  EXPECT_FALSE(second.armed());
+}
+
 // A reserved number places the event before arms made after the reservation
 // at the same instant, and after those made before it.
 TEST(EventQueue, ReservedArmRunsInItsReservedPlace) {

@@ -37,6 +37,9 @@
 // sequence number a schedule() made at that instant would take; the second
 // stage runs the callback. The order is that of two events, the first arming
 // the second (each stage counts as an event run), without the first's call.
+// The second stage may be another event (Event::relay_to: the NIC's
+// interrupt, then its handler): the first is then disarmed and the other
+// armed, as the first's callback arming it would.
 #pragma once
 
 #include <cassert>
@@ -83,8 +86,16 @@ class Event {
   // Armed for the first stage of a relay (EventQueue::schedule_relay with a
   // delay above 0), whose second stage is still to be armed.
   bool relay_pending() const { return armed() && relay_ != 0; }
+  // A relay of this event arms `second` (bound to the same queue) for its
+  // second stage, instead of itself; `second` must not be armed when the
+  // first stage comes due. Not while armed.
+  void relay_to(Event& second) {
+    assert(!armed() && second.queue_ == queue_);
+    second_ = &second;
+  }
 
-  // The time the event will run at. Precondition: armed().
+  // The time the event will run at. Precondition: armed(), or the first
+  // stage of a relay to another event has come due (then: that time).
   Time when() const { return static_cast<Time>(key_ >> 64); }
 
   // Replace the callback. Allowed at any time except from inside the callback
@@ -106,6 +117,7 @@ class Event {
   detail::EventKey key_ = 0;          // while armed: its true key
   detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
   Time relay_ = 0;  // while armed for a relay's first stage: the delay to its second, else 0
+  Event* second_ = this;  // the event a relay's second stage arms (relay_to)
   EventQueue* queue_;
   std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
   Fn fn_;
@@ -295,9 +307,12 @@ class EventQueue {
         // relay_) would here (a fresh arm: the entry was just taken out).
         const detail::EventKey key = detail::EventKey{now_ + event.relay_} << 64 | next_seq_++;
         event.relay_ = 0;
-        event.key_ = key;
-        event.filed_ = key;
-        refile_front(key, &event);
+        event.filed_ = Event::kNotFiled;  // (the second may be the event itself)
+        Event& second = *event.second_;
+        assert(&second == &event || !second.armed());
+        second.key_ = key;
+        second.filed_ = key;
+        refile_front(key, &second);
         return true;
       }
       event.filed_ = Event::kNotFiled;
@@ -436,6 +451,18 @@ class EventQueue {
     const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
     event.key_ = key;
     event.filed_ = key;
+    file<true>(key, &event);
+  }
+  // schedule_relay() for an event its owner knows is not armed (the NIC's
+  // interrupt, relayed to its handler): the same key and place, without the
+  // tests for a move. Preconditions: those of schedule_unarmed(), and at +
+  // delay < kNever (checked in debug builds only).
+  void schedule_unarmed_relay(Event& event, Time at, Time delay) {
+    assert(!event.armed() && event.queue_ == this && at >= now_ && at != kNever && delay < kNever - at);
+    const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
+    event.key_ = key;
+    event.filed_ = key;
+    event.relay_ = delay;
     file<true>(key, &event);
   }
   // schedule_relay_reserved() for an event its owner knows is not armed (the

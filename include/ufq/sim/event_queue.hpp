@@ -356,7 +356,12 @@ class EventQueue {
     Near* p = near_.get() + lo_ - 1;
     Near* const end = near_.get() + hi_;
     --lo_;
-    for (; p + 1 != end && !before<true>(key, p[1]); ++p) p[0] = p[1];
+    if (p + 1 != end && before<true>(key, end[-1])) {
+      // The last entry bounds the scan: no end test per entry.
+      for (; !before<true>(key, p[1]); ++p) p[0] = p[1];
+    } else {
+      for (; p + 1 != end; ++p) p[0] = p[1];  // e goes last
+    }
     *p = Near{time_of(key), event};
   }
 

@@ -5,7 +5,7 @@
 
 namespace ufq::sim {
 
-EventQueue::EventQueue(Time start) : near_(new Entry[kNearSlots]), now_(start) {
+EventQueue::EventQueue(Time start) : near_(new Near[kNearSlots]), now_(start) {
   far_.resize(kInitialFarSlots, sentinel());
 }
 
@@ -39,6 +39,7 @@ bool EventQueue::cancel(Event& event) {
   if (!event.armed() || event.queue_ != this) return false;
   unfile(event);
   event.filed_ = Event::kNotFiled;
+  event.relay_ = 0;  // schedule_unarmed() arms a plain event
   return true;
 }
 
@@ -51,7 +52,7 @@ std::uint64_t EventQueue::run() {
 void EventQueue::recenter() {
   const std::uint32_t n = hi_ - lo_;
   const std::uint32_t to = (kNearSlots - n) / 2;
-  Entry* const a = near_.get();
+  Near* const a = near_.get();
   if (to < lo_)
     std::copy(a + lo_, a + hi_, a + to);
   else
@@ -64,17 +65,17 @@ void EventQueue::refill() {
   const std::size_t n = std::min<std::size_t>(n_far_, kNearMax / 2);
   lo_ = hi_ = static_cast<std::uint32_t>((kNearSlots - n) / 2);
   for (std::size_t i = 0; i < n; ++i) {
-    near_[hi_++] = far_[0];
+    near_[hi_++] = Near{time_of(far_[0].key), far_[0].event};
     remove_far_root();
   }
 }
 
 void EventQueue::unfile(Event& event) {
   // Near entries are below every far one.
-  if (lo_ != hi_ && event.filed_ <= near_[hi_ - 1].key) {
-    Entry* const a = near_.get();
+  if (lo_ != hi_ && event.filed_ <= near_[hi_ - 1].event->filed_) {
+    Near* const a = near_.get();
     const std::uint32_t i = static_cast<std::uint32_t>(
-        std::lower_bound(a + lo_, a + hi_, event.filed_, [](const Entry& e, detail::EventKey k) { return e.key < k; }) - a);
+        std::lower_bound(a + lo_, a + hi_, event.filed_, [](const Near& e, detail::EventKey k) { return e.event->filed_ < k; }) - a);
     // Close the gap from the nearer end.
     if (i - lo_ < hi_ - 1 - i) {
       std::copy_backward(a + lo_, a + i, a + i + 1);

@@ -39,10 +39,6 @@ bool HrtimerModel::cancel(Hrtimer& timer) {
   return true;
 }
 
-Time HrtimerModel::earliest_hard_expiry() const {
-  return timers_.empty() ? kNever : timers_.begin()->hard_;
-}
-
 Time HrtimerModel::overhead() const {
   return stats_.interrupts * config_.interrupt_cost +
          (stats_.reprograms + stats_.device_stops) * config_.reprogram_cost;

@@ -18,6 +18,7 @@ NicModel::NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete,
       ns_per_byte_x1000_(config.line_rate_bps ? 8'000'000'000'000ULL / config.line_rate_bps : 0) {
   if (config.ring_size == 0) throw std::invalid_argument("NIC ring_size must be at least 1");
   if (config.line_rate_bps == 0) throw std::invalid_argument("NIC line rate must be positive");
+  irq_.relay_to(handler_);
   ser_ns_ = (static_cast<Time>(config_.wire_overhead) * ns_per_byte_x1000_ + 999) / 1000;  // for ser_len_ 0
 }
 
@@ -31,20 +32,21 @@ void NicModel::schedule_irq() {
   }
   // Called only while neither irq_ nor handler_ is armed (xmit, handle_irq).
   armed_ = Armed::irq;
-  queue_->schedule_unarmed(irq_, std::max(at, queue_->now()));
+  queue_->schedule_unarmed_relay(irq_, std::max(at, queue_->now()), config_.irq_latency);
 }
 
 void NicModel::raise_irq() {
-  ++stats_.interrupts;
-  // unreported_ is read only while irq_ is armed, and the handler sets it
-  // before it arms irq_ again: no reset here.
-  // irq_ has just run, and handler_ is armed only from here: neither is armed.
+  // The interrupt is counted by its handler (stats()). unreported_ is read
+  // only while irq_ is armed, and the handler sets it before it arms irq_
+  // again: no reset here. irq_ has just run, and handler_ is armed only from
+  // here: neither is armed.
   armed_ = Armed::handler;
   queue_->schedule_unarmed(handler_, queue_->now() + config_.irq_latency);
 }
 
 void NicModel::handle_irq() {
   armed_ = Armed::none;  // the handler has just run
+  ++stats_.interrupts;   // read by stats() only off the dummy device
   const Time now = queue_->now();
   while (used_ > 0) {
     const Slot s = ring_[head_];

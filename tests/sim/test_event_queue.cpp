@@ -192,6 +192,12 @@ struct RandomProgram {
     if (relays == 0 || rng() % static_cast<std::uint64_t>(relays) != 0) return 0;
     return 1 + rng() % 8;
   }
+  // True: each odd event relays to a partner of its own (Event::relay_to;
+  // partners are events + i, armed only by that relay, never by the
+  // program), unless the partner is still armed (then a plain arm).
+  static inline bool partners = false;
+  static std::size_t slots() { return static_cast<std::size_t>(partners ? 2 * events : events); }
+  static int partner(int i) { return partners && i % 2 == 1 ? events + i : -1; }
   static inline std::size_t most_armed = 0;  // the queue's largest size() in the last run
   // Spread > 0: a quarter of the arms go up to `spread` ns ahead (far events,
   // often moved back near), the rest within 8 ns (ties).
@@ -229,10 +235,16 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
   EventQueue q;
   std::vector<Record> trace;
   std::vector<std::unique_ptr<Event>> ev;
-  for (int i = 0; i < RandomProgram::events; ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
+  for (std::size_t i = 0; i < RandomProgram::slots(); ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
+  for (int i = 0; i < RandomProgram::events; ++i)
+    if (RandomProgram::partner(i) >= 0) ev[static_cast<std::size_t>(i)]->relay_to(*ev[static_cast<std::size_t>(RandomProgram::partner(i))]);
+  auto partner_armed = [&](int i) { return RandomProgram::partner(i) >= 0 && ev[static_cast<std::size_t>(RandomProgram::partner(i))]->armed(); };
   auto schedule = [&](int i, Time t, Time relay) {
     Event& e = *ev[static_cast<std::size_t>(i)];
-    if (relay)
+    if (relay && partner_armed(i)) relay = 0;
+    if (relay && !e.armed() && RandomProgram::partners)
+      q.schedule_unarmed_relay(e, t, relay);  // the NIC's interrupt
+    else if (relay)
       q.schedule_relay(e, t, relay);
     else
       q.schedule(e, t);
@@ -242,6 +254,7 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
   auto reserve = [&] { return q.reserve_seq(); };
   auto schedule_reserved = [&](int i, Time t, std::uint64_t seq, Time relay) {
     Event& e = *ev[static_cast<std::size_t>(i)];
+    if (relay && partner_armed(i)) relay = 0;
     if (relay && !e.armed())
       q.schedule_relay_reserved_unarmed(e, t, relay, seq);  // the hrtimer's device at its handler's end
     else if (relay)
@@ -249,11 +262,10 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps) {
     else
       q.schedule_reserved(e, t, seq);
   };
-  for (int i = 0; i < RandomProgram::events; ++i) {
+  for (int i = 0; i < static_cast<int>(RandomProgram::slots()); ++i)
     ev[static_cast<std::size_t>(i)]->set_callback(
         [&, i] { RandomProgram::step(rng, i, schedule, cancel, now, reserve, schedule_reserved, trace); });
-    schedule(i, RandomProgram::delay(rng), 0);
-  }
+  for (int i = 0; i < RandomProgram::events; ++i) schedule(i, RandomProgram::delay(rng), 0);
   RandomProgram::most_armed = 0;
   // A relay's first stage is a step of its own (run_next returns after it);
   // the trace records the relays pending after each step.
@@ -275,21 +287,26 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
     std::uint64_t seq = 0;
     Time relay = 0;  // a relay's first stage: the delay to its second
   };
-  std::vector<Slot> slots(RandomProgram::events);
+  std::vector<Slot> slots(RandomProgram::slots());
   std::uint64_t next_seq = 0;
   Time current = 0;
   std::vector<Record> trace;
-  auto schedule = [&](int i, Time t, Time relay) { slots[static_cast<std::size_t>(i)] = {true, t, next_seq++, relay}; };
+  auto partner_armed = [&](int i) { return RandomProgram::partner(i) >= 0 && slots[static_cast<std::size_t>(RandomProgram::partner(i))].armed; };
+  auto schedule = [&](int i, Time t, Time relay) {
+    if (relay && partner_armed(i)) relay = 0;
+    slots[static_cast<std::size_t>(i)] = {true, t, next_seq++, relay};
+  };
   auto cancel = [&](int i) { slots[static_cast<std::size_t>(i)].armed = false; };
   auto now = [&] { return current; };
   auto reserve = [&] { return next_seq++; };
   auto schedule_reserved = [&](int i, Time t, std::uint64_t seq, Time relay) {
+    if (relay && partner_armed(i)) relay = 0;
     slots[static_cast<std::size_t>(i)] = {true, t, seq, relay};
   };
   for (int i = 0; i < RandomProgram::events; ++i) schedule(i, RandomProgram::delay(rng), 0);
   for (std::uint64_t s = 0; s < steps; ++s) {
     int best = -1;
-    for (int i = 0; i < RandomProgram::events; ++i) {
+    for (int i = 0; i < static_cast<int>(slots.size()); ++i) {
       const Slot& c = slots[static_cast<std::size_t>(i)];
       if (!c.armed) continue;
       const Slot* b = best < 0 ? nullptr : &slots[static_cast<std::size_t>(best)];
@@ -298,7 +315,11 @@ std::vector<Record> run_reference(std::uint64_t seed, std::uint64_t steps) {
     if (best < 0) break;
     Slot& b = slots[static_cast<std::size_t>(best)];
     current = b.time;
-    if (b.relay) {
+    if (b.relay && RandomProgram::partner(best) >= 0) {
+      // The first stage arms the partner, as an event arming another.
+      slots[static_cast<std::size_t>(RandomProgram::partner(best))] = {true, current + b.relay, next_seq++, 0};
+      b.armed = false;
+    } else if (b.relay) {
       // The first stage arms the second, as an event armed by an event.
       b = {true, current + b.relay, next_seq++, 0};
     } else {
@@ -380,6 +401,14 @@ TEST(EventQueue, ReservedSequenceNumbersEqualToLinearReference) { expect_mix_equ
 // ties, moves (of either stage), cancels and reserved arms, near and far.
 TEST(EventQueue, RelaysEqualToLinearReference) { expect_mix_equal_to_reference(2, 3); }
 
+// ... and relays to another event (Event::relay_to, the NIC's interrupt and
+// handler): the first stage disarms its event and arms the partner.
+TEST(EventQueue, RelaysToAnotherEventEqualToLinearReference) {
+  RandomProgram::partners = true;
+  expect_mix_equal_to_reference(2, 3);
+  RandomProgram::partners = false;
+}
+
 TEST(EventQueue, RelayStages) {
   EventQueue q;
   int runs = 0;
@@ -410,6 +439,39 @@ TEST(EventQueue, RelayStages) {
   EXPECT_THROW(q.schedule_relay(e, 40, kNever - 40), std::logic_error);
 }
 
+// A relay to another event: its first stage disarms it (keeping its time) and
+// arms the other as its callback would have, among ties; a delay of 0 is a
+// plain arm, which runs the first event's callback.
+TEST(EventQueue, RelayToAnotherEvent) {
+  EventQueue q;
+  std::vector<int> order;
+  Event first(q, [&] { order.push_back(1); });
+  Event second(q, [&] { order.push_back(2); });
+  Event before(q, [&] { order.push_back(3); });
+  Event after(q, [&] { order.push_back(4); });
+  Event at_fire(q, [&] {
+    order.push_back(5);
+    q.schedule(after, 15);  // armed after the first stage ran: after the second
+  });
+  first.relay_to(second);
+  q.schedule(before, 15);  // armed before the first stage ran: before the second
+  q.schedule_unarmed_relay(first, 10, 5);
+  EXPECT_TRUE(first.relay_pending());
+  q.schedule(at_fire, 10);
+  EXPECT_EQ(q.run_until(10), 2u);
+  EXPECT_FALSE(first.armed());
+  EXPECT_EQ(first.when(), 10u);
+  ASSERT_TRUE(second.armed());
+  EXPECT_FALSE(second.relay_pending());
+  EXPECT_EQ(second.when(), 15u);
+  EXPECT_EQ(q.run(), 3u);
+  EXPECT_EQ(order, (std::vector<int>{5, 3, 2, 4}));
+  q.schedule_relay(first, 20, 0);
+  q.run();
+  EXPECT_EQ(order, (std::vector<int>{5, 3, 2, 4, 1}));
+  EXPECT_FALSE(second.armed());
+}
+
 // A reserved number places the event before arms made after the reservation
 // at the same instant, and after those made before it.
 TEST(EventQueue, ReservedArmRunsInItsReservedPlace) {
@@ -424,6 +486,34 @@ TEST(EventQueue, ReservedArmRunsInItsReservedPlace) {
   q.schedule_reserved(b, 10, seq);
   q.run();
   const std::vector<int> want{1, 2, 3};
+  EXPECT_EQ(order, want);
+}
+
+// Near entries hold the time alone: among entries of the same time, an arm
+// with an older (reserved) number, and a cancel, find their place by the
+// events' own keys, from either end of the near array.
+TEST(EventQueue, TiesInTheNearArrayOrderedByTheEventsKeys) {
+  EventQueue q;
+  std::vector<int> order;
+  std::vector<std::unique_ptr<Event>> e, x;
+  for (int i = 0; i < 8; ++i) {
+    e.push_back(std::make_unique<Event>(q, [&order, i] { order.push_back(i); }));
+    x.push_back(std::make_unique<Event>(q, [&order, i] { order.push_back(100 + i); }));
+  }
+  Event before(q, [&] { order.push_back(-1); });
+  Event after(q, [&] { order.push_back(-2); });
+  q.schedule(before, 9);
+  std::vector<std::uint64_t> seq;
+  for (int i = 0; i < 8; ++i) {
+    seq.push_back(q.reserve_seq());
+    q.schedule(*e[static_cast<std::size_t>(i)], 10);
+  }
+  q.schedule(after, 11);
+  for (int i : {7, 0, 5, 3}) q.schedule_reserved(*x[static_cast<std::size_t>(i)], 10, seq[static_cast<std::size_t>(i)]);
+  EXPECT_TRUE(q.cancel(*e[4]));
+  EXPECT_TRUE(q.cancel(*e[1]));
+  q.run();
+  const std::vector<int> want{-1, 100, 0, 2, 103, 3, 105, 5, 6, 107, 7, -2};
   EXPECT_EQ(order, want);
 }
 

@@ -50,6 +50,58 @@ TEST(NicModel, SerialisesBackToBackAtLineRate) {
   EXPECT_EQ(f.nic.stats().interrupts, 1u);
 }
 
+// An interrupt counts from its firing on, before its handler runs (the
+// queue's relay arms the handler without a call; stats() adds it), also when
+// xmit moved it earlier (a plain event then, raise_irq), and never on the
+// dummy device.
+TEST(NicModel, InterruptsCountFromTheirFiring) {
+  Fixture f(config(1000, 64));
+  ASSERT_TRUE(f.nic.xmit(f.pkts[0], false));
+  f.q.run_until(1099);
+  EXPECT_EQ(f.nic.stats().interrupts, 0u);
+  f.q.run_until(1100);  // fired, handler due at 1150
+  EXPECT_EQ(f.nic.stats().interrupts, 1u);
+  EXPECT_TRUE(f.polls.empty());
+  f.q.run_until(1150);
+  EXPECT_EQ(f.nic.stats().interrupts, 1u);
+  EXPECT_EQ(f.polls, std::vector<Time>{1150});
+
+  Fixture g(config(1'000'000, 3));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(g.nic.xmit(g.pkts[static_cast<std::size_t>(i)], i < 2));
+  g.q.run_until(299);
+  EXPECT_EQ(g.nic.stats().interrupts, 0u);
+  g.q.run_until(300);  // moved to the third completion
+  EXPECT_EQ(g.nic.stats().interrupts, 1u);
+  EXPECT_TRUE(g.polls.empty());
+  g.q.run();
+  EXPECT_EQ(g.polls, std::vector<Time>{350});
+  EXPECT_EQ(g.nic.stats().interrupts, 1u);
+
+  NicConfig d = config(1000, 64);
+  d.dummy = true;
+  Fixture h(d);
+  ASSERT_TRUE(h.nic.xmit(h.pkts[0], false));
+  h.q.run_until(10);
+  EXPECT_EQ(h.nic.stats().interrupts, 0u);
+  h.q.run();
+  EXPECT_EQ(h.nic.stats().interrupts, 0u);
+  EXPECT_EQ(h.polls, std::vector<Time>{50});
+}
+
+// Packets posted between an interrupt and its handler, past tx-frames, do
+// not move the interrupt again: the handler runs at its time, the next
+// interrupt comes from what it left.
+TEST(NicModel, XmitBetweenTheInterruptAndItsHandler) {
+  Fixture f(config(1000, 2, 16));
+  ASSERT_TRUE(f.nic.xmit(f.pkts[0], false));  // done at 100: interrupt at 1100
+  f.q.run_until(1100);
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(f.nic.xmit(f.pkts[static_cast<std::size_t>(i)], i < 3));  // done 1200, 1300, 1400
+  f.q.run();
+  const std::vector<std::pair<Time, std::uint64_t>> want{{1150, 0}, {1350, 1}, {1350, 2}, {2450, 3}};
+  EXPECT_EQ(f.completed, want);
+  EXPECT_EQ(f.nic.stats().interrupts, 3u);
+}
+
 TEST(NicModel, TxFramesFiresEarly) {
   Fixture f(config(1'000'000, 3));
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(f.nic.xmit(f.pkts[static_cast<std::size_t>(i)], i < 2));

@@ -19,8 +19,9 @@
 // index to update); the rest, all later than every near entry, lie in a
 // binary heap (far), which a run with thousands of armed events needs. Each
 // trick keeps the order exactly:
-//  * the key is one 128-bit number, time above sequence, so an entry compares
-//    in two instructions;
+//  * the key is one 128-bit number, time above sequence, so a far entry
+//    compares in two instructions; a near entry holds only the time and its
+//    event (16 bytes, cheaper to shift), the event's filed key breaking ties;
 //  * when the near array runs empty, the earliest far entries move into it;
 //  * an armed event moved later (a clock-event device reprogrammed for a later
 //    timer, several times between firings) keeps its entry where it is, under
@@ -36,6 +37,9 @@
 // sequence number a schedule() made at that instant would take; the second
 // stage runs the callback. The order is that of two events, the first arming
 // the second (each stage counts as an event run), without the first's call.
+// The second stage may be another event (Event::relay_to: the NIC's
+// interrupt, then its handler): the first is then disarmed and the other
+// armed, as the first's callback arming it would.
 #pragma once
 
 #include <cassert>
@@ -82,8 +86,16 @@ class Event {
   // Armed for the first stage of a relay (EventQueue::schedule_relay with a
   // delay above 0), whose second stage is still to be armed.
   bool relay_pending() const { return armed() && relay_ != 0; }
+  // A relay of this event arms `second` (bound to the same queue) for its
+  // second stage, instead of itself; `second` must not be armed when the
+  // first stage comes due. Not while armed.
+  void relay_to(Event& second) {
+    assert(!armed() && second.queue_ == queue_);
+    second_ = &second;
+  }
 
-  // The time the event will run at. Precondition: armed().
+  // The time the event will run at. Precondition: armed(), or the first
+  // stage of a relay to another event has come due (then: that time).
   Time when() const { return static_cast<Time>(key_ >> 64); }
 
   // Replace the callback. Allowed at any time except from inside the callback
@@ -105,6 +117,7 @@ class Event {
   detail::EventKey key_ = 0;          // while armed: its true key
   detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
   Time relay_ = 0;  // while armed for a relay's first stage: the delay to its second, else 0
+  Event* second_ = this;  // the event a relay's second stage arms (relay_to)
   EventQueue* queue_;
   std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
   Fn fn_;
@@ -180,8 +193,8 @@ class EventQueue {
   // be true for an event moved later (conservative). O(1).
   bool maybe_due_now() const {
     // The earliest entry's key is at most every armed event's.
-    const Entry* f = front();
-    return f && static_cast<Time>(f->key >> 64) <= now_;
+    if (lo_ != hi_) [[likely]] return near_[lo_].at <= now_;
+    return n_far_ && time_of(far_[0].key) <= now_;
   }
 
   // Run the earliest event: advance now() to its time, disarm it, call its
@@ -213,8 +226,16 @@ class EventQueue {
   }
 
  private:
+  // A far heap entry.
   struct Entry {
     detail::EventKey key;  // the event's filed_
+    Event* event;
+  };
+  // A near entry: 16 bytes, not 32 (a 128-bit key aligns Entry to 16), so a
+  // shift moves half as much. Its key is its event's filed_; ties in time,
+  // rare, are broken by reading it there.
+  struct Near {
+    Time at;  // time_of(event->filed_)
     Event* event;
   };
   // The near array: at most kNearMax entries, in kNearSlots slots so that
@@ -242,19 +263,21 @@ class EventQueue {
     if (event.filed_ < key) return;
     if (event.filed_ != Event::kNotFiled) unfile(event);  // moved earlier
     event.filed_ = key;
-    file<kFresh>(Entry{key, &event});
+    file<kFresh>(key, &event);
   }
 
   static Time time_of(detail::EventKey key) { return static_cast<Time>(key >> 64); }
-  const Entry* front() const {
-    if (lo_ != hi_) [[likely]] return &near_[lo_];
-    return n_far_ ? &far_[0] : nullptr;
-  }
-  // Whether `e` comes before an entry keyed `k` (see kFresh).
+  // Whether an entry keyed `k` comes before the far entry keyed `f` (see kFresh).
   template <bool kFresh>
-  static bool before(const Entry& e, detail::EventKey k) {
-    if constexpr (kFresh) return time_of(e.key) < time_of(k);
-    return e.key < k;
+  static bool before(detail::EventKey k, detail::EventKey f) {
+    if constexpr (kFresh) return time_of(k) < time_of(f);
+    return k < f;
+  }
+  // ... before the near entry `n`.
+  template <bool kFresh>
+  static bool before(detail::EventKey k, const Near& n) {
+    if constexpr (kFresh) return time_of(k) < n.at;
+    return time_of(k) != n.at ? time_of(k) < n.at : k < n.event->filed_;
   }
 
   // Run the earliest event if it is due at or before `limit`; false otherwise
@@ -267,16 +290,14 @@ class EventQueue {
         if (n_far_ == 0) return false;
         refill();
       }
-      // The fields one by one (a copy of the whole entry goes through the stack).
-      const Entry* const f = &near_[lo_];
-      const detail::EventKey fkey = f->key;
-      const Time at = time_of(fkey);
+      const Near* const f = &near_[lo_];
+      const Time at = f->at;
       if (at > limit) return false;
       Event& event = *f->event;
       ++lo_;
-      if (static_cast<std::uint64_t>(fkey) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
+      if (static_cast<std::uint64_t>(event.filed_) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
         event.filed_ = event.key_;
-        file<false>(Entry{event.key_, &event});
+        file<false>(event.key_, &event);
         continue;
       }
       now_ = at;
@@ -286,9 +307,12 @@ class EventQueue {
         // relay_) would here (a fresh arm: the entry was just taken out).
         const detail::EventKey key = detail::EventKey{now_ + event.relay_} << 64 | next_seq_++;
         event.relay_ = 0;
-        event.key_ = key;
-        event.filed_ = key;
-        refile_front(Entry{key, &event});
+        event.filed_ = Event::kNotFiled;  // (the second may be the event itself)
+        Event& second = *event.second_;
+        assert(&second == &event || !second.armed());
+        second.key_ = key;
+        second.filed_ = key;
+        refile_front(key, &second);
         return true;
       }
       event.filed_ = Event::kNotFiled;
@@ -305,42 +329,48 @@ class EventQueue {
   // latest with the array full) to the far heap; a full near array hands its
   // latest entry to the far heap.
   template <bool kFresh>
-  void file(Entry e) {
-    if (n_far_ != 0 && !before<kFresh>(e, far_[0].key)) [[unlikely]] {
-      far_push(e.key, e.event);
+  void file(detail::EventKey key, Event* event) {
+    if (n_far_ != 0 && !before<kFresh>(key, far_[0].key)) [[unlikely]] {
+      far_push(key, event);
       return;
     }
     if (hi_ - lo_ == kNearMax) [[unlikely]] {
-      if (!before<kFresh>(e, near_[hi_ - 1].key)) {
-        far_push(e.key, e.event);
+      if (!before<kFresh>(key, near_[hi_ - 1])) {
+        far_push(key, event);
         return;
       }
-      --hi_, far_push(near_[hi_].key, near_[hi_].event);
+      --hi_, far_push(near_[hi_].event->filed_, near_[hi_].event);
     }
-    near_insert<kFresh>(e);
+    near_insert<kFresh>(key, event);
   }
 
   // file<true>(e) just after the front entry was taken out (its slot,
   // near_[lo_ - 1], is free, and the near array has room): the entries due
   // up to e's time move one slot towards the front, scanned from the front,
   // since e (a relay's second stage) is due soon.
-  void refile_front(Entry e) {
-    if (n_far_ != 0 && !before<true>(e, far_[0].key)) [[unlikely]] {
-      far_push(e.key, e.event);
+  void refile_front(detail::EventKey key, Event* event) {
+    if (n_far_ != 0 && !before<true>(key, far_[0].key)) [[unlikely]] {
+      far_push(key, event);
       return;
     }
-    Entry* p = near_.get() + lo_ - 1;
-    Entry* const end = near_.get() + hi_;
+    Near* p = near_.get() + lo_ - 1;
+    Near* const end = near_.get() + hi_;
     --lo_;
-    for (; p + 1 != end && !before<true>(e, p[1].key); ++p) p[0] = p[1];
-    *p = e;
+    if (p + 1 != end && before<true>(key, end[-1])) {
+      // The last entry bounds the scan: no end test per entry.
+      for (; !before<true>(key, p[1]); ++p) p[0] = p[1];
+    } else {
+      for (; p + 1 != end; ++p) p[0] = p[1];  // e goes last
+    }
+    *p = Near{time_of(key), event};
   }
 
   // Insert into the near array (not full), shifting its nearer half.
   template <bool kFresh>
-  void near_insert(Entry e) {
-    Entry* const a = near_.get();
-    const std::uint32_t lo = lo_, hi = hi_;
+  void near_insert(detail::EventKey key, Event* event) {
+    Near* const a = near_.get();
+    std::uint32_t lo = lo_, hi = hi_;
+    const Near e{time_of(key), event};
     if (lo == hi) {
       lo_ = kNearSlots / 2;
       hi_ = lo_ + 1;
@@ -349,17 +379,17 @@ class EventQueue {
     }
     // The middle entry bounds both loops (keys are unique).
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (before<kFresh>(e, a[mid].key)) {
-      if (lo == 0) [[unlikely]] return recenter(), near_insert<kFresh>(e);
-      Entry* p = a + lo - 1;
+    if (before<kFresh>(key, a[mid])) {
+      if (lo == 0) [[unlikely]] recenter(), lo = lo_;  // the same entries: the same side
+      Near* p = a + lo - 1;
       lo_ = lo - 1;
-      for (; !before<kFresh>(e, p[1].key); ++p) p[0] = p[1];
+      for (; !before<kFresh>(key, p[1]); ++p) p[0] = p[1];
       *p = e;
     } else {
-      if (hi == kNearSlots) [[unlikely]] return recenter(), near_insert<kFresh>(e);
-      Entry* p = a + hi;
+      if (hi == kNearSlots) [[unlikely]] recenter(), hi = hi_;
+      Near* p = a + hi;
       hi_ = hi + 1;
-      for (; before<kFresh>(e, p[-1].key); --p) p[0] = p[-1];
+      for (; before<kFresh>(key, p[-1]); --p) p[0] = p[-1];
       *p = e;
     }
   }
@@ -407,7 +437,7 @@ class EventQueue {
   // the far heap, far_[n_far_, size) hold the sentinel (at least one, so that
   // an entry's second child can be read without a bound check). Every near
   // key is below every far key.
-  std::unique_ptr<Entry[]> near_;
+  std::unique_ptr<Near[]> near_;
   std::uint32_t lo_ = kNearSlots / 2, hi_ = kNearSlots / 2;
   std::vector<Entry> far_;
   std::size_t n_far_ = 0;
@@ -426,7 +456,19 @@ class EventQueue {
     const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
     event.key_ = key;
     event.filed_ = key;
-    file<true>(Entry{key, &event});
+    file<true>(key, &event);
+  }
+  // schedule_relay() for an event its owner knows is not armed (the NIC's
+  // interrupt, relayed to its handler): the same key and place, without the
+  // tests for a move. Preconditions: those of schedule_unarmed(), and at +
+  // delay < kNever (checked in debug builds only).
+  void schedule_unarmed_relay(Event& event, Time at, Time delay) {
+    assert(!event.armed() && event.queue_ == this && at >= now_ && at != kNever && delay < kNever - at);
+    const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
+    event.key_ = key;
+    event.filed_ = key;
+    event.relay_ = delay;
+    file<true>(key, &event);
   }
   // schedule_relay_reserved() for an event its owner knows is not armed (the
   // hrtimer's device, armed at its handler's end): the same key and place,
@@ -442,9 +484,9 @@ class EventQueue {
     event.relay_ = delay;
     // No arm since the reservation: `seq` is the newest, as a fresh arm's.
     if (seq + 1 == next_seq_)
-      file<true>(Entry{key, &event});
+      file<true>(key, &event);
     else
-      file<false>(Entry{key, &event});
+      file<false>(key, &event);
   }
 };
 

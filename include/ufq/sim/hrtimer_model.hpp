@@ -134,8 +134,9 @@ class HrtimerModel {
   bool in_interrupt() const { return in_irq_; }
 
   std::size_t queued_count() const { return timers_.size(); }
-  // Earliest queued hard expiry, kNever when none.
-  Time earliest_hard_expiry() const;
+  // Earliest queued hard expiry, kNever when none. Inline: read at every
+  // interrupt's end and every re-evaluation.
+  Time earliest_hard_expiry() const { return timers_.empty() ? kNever : timers_.begin()->hard_; }
 
   const HrtimerStats& stats() const { return stats_; }
   const HrtimerConfig& config() const { return config_; }

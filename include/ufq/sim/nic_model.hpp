@@ -68,6 +68,9 @@ class NicModel {
   NicStats stats() const {
     NicStats s = stats_;
     s.packets = stats_.completions + used_;
+    // Interrupts are counted by their handlers (the relay runs no code at
+    // the interrupt), so one whose handler is armed counts too.
+    s.interrupts = config_.dummy ? 0 : stats_.interrupts + handler_.armed();
     return s;
   }
   const NicConfig& config() const { return config_; }
@@ -77,7 +80,7 @@ class NicModel {
     Packet* pkt;
     Time done;  // serialisation end
   };
-  void raise_irq();     // the device asserts its interrupt line
+  void raise_irq();     // irq_ run as a plain event (moved by xmit, or no latency)
   void handle_irq();    // the handler: reclaim completed descriptors
   void schedule_irq();  // next interrupt from the pending completions
   [[gnu::noinline]] void schedule_dummy_handler(Time now);  // the dummy device's next handler
@@ -95,10 +98,17 @@ class NicModel {
   std::uint32_t used_ = 0;
   std::uint32_t unreported_ = 0;  // posted since the last interrupt was scheduled for them
   Time wire_free_ = 0;
-  Event irq_;      // device interrupt
-  Event handler_;  // handler, irq_latency later
+  // The device interrupt, a relay to handler_ irq_latency later
+  // (EventQueue::schedule_unarmed_relay): the queue arms the handler as
+  // raise_irq() would, without the call. Moved by xmit it is a plain event,
+  // and raise_irq() arms the handler.
+  Event irq_;
+  Event handler_;
   // Which of the two is armed: never both, and neither is ever cancelled, so
   // a byte the arms and the runs keep tells it without reading the events.
+  // Once the relay has armed the handler it still says irq: xmit's move
+  // test then fails, since wire_free_ >= now >= irq_.when() (its time of
+  // firing, kept by the disarmed event), as with handler.
   enum class Armed : std::uint8_t { none, irq, handler };
   Armed armed_ = Armed::none;
   std::uint64_t ns_per_byte_x1000_;  // serialisation time, in ps per byte

@@ -159,7 +159,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
              std::function<void(Sample&)> on_sample)
       : cfg_(cfg),
         rng_(cfg.seed),
-        other_rng_(cfg.seed ^ 0x5DEECE66DULL),
+        other_draws_(cfg.seed ^ 0x5DEECE66DULL, 1e9 / cfg.other_irq_per_s),
         sampler_(q_, [this] { sample(); }),
         progress_(std::move(progress)),
         progress_event_(q_, [this] { report_progress(); }),
@@ -187,7 +187,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   SimResult run() {
     SimResult r;
     r.config = cfg_;
-    if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_rng_.exponential(1e9 / cfg_.other_irq_per_s);
+    if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_draws_.next();
     q_.schedule(sampler_, std::min(cfg_.interval, cfg_.duration));
     if (progress_) q_.schedule(progress_event_, std::max<Time>(cfg_.duration / 50, 1));
     last_sample_at_ = 0;
@@ -505,13 +505,12 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // each, their Poisson arrivals up to `now` are counted when sampling.
   void count_other_irqs(Time now) {
     if (!(cfg_.other_irq_per_s > 0)) return;
-    const double mean = 1e9 / cfg_.other_irq_per_s;
-    // In locals: no call is left on the draw's usual path (Rng::exponential).
+    // In locals: no call is left on the draw's usual path (ExponentialDraws::next).
     Time next = next_other_irq_;
     std::uint64_t n = other_irqs_;
     while (next <= now) {
       ++n;
-      next += other_rng_.exponential(mean);
+      next += other_draws_.next();
     }
     next_other_irq_ = next;
     other_irqs_ = n;
@@ -663,7 +662,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::vector<bool> started_;
   std::deque<Packet> packets_;
   std::vector<Packet*> free_;
-  Rng other_rng_;
+  ExponentialDraws other_draws_;  // the other interrupts' gaps: Rng(seed).exponential(1e9 / rate)
   Time next_other_irq_ = kNever;
   Event sampler_;
   // The flows' wakes when the model shares them (churn).

@@ -3,7 +3,9 @@
 #include "ufq/sim/traffic.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "ufq/sim/simulation.hpp"
 
@@ -24,7 +26,100 @@ const std::array<NegLogEntry, 128> kNegLogTable = [] {
   }
   return t;
 }();
+
+namespace {
+// Two lanes in GCC's (and Clang's) vector types: SSE2 pairs on x86-64.
+using V2u = std::uint64_t __attribute__((vector_size(16)));
+using V2d = double __attribute__((vector_size(16)));
+
+V2u load2(const std::uint64_t* p) {
+  V2u v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store2(std::uint64_t* p, V2u v) { std::memcpy(p, &v, sizeof v); }
+
+// neg_log_approx and exponential_of's rule, lane by lane in the same order
+// of operations (the same doubles); `err` = kNegLogError * mean.
+[[gnu::always_inline]] inline void exponential_pair(V2d x, double mean, double err, Time* out) {
+  const V2u bits = std::bit_cast<V2u>(x);
+  const V2u mant = bits & ((std::uint64_t{1} << 52) - 1);
+  // The exponent field (< 2^11) as a double, exactly: 2^52 + field, less 2^52 + 1023.
+  const V2d e = std::bit_cast<V2d>((bits >> 52) | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
+  const V2d m = std::bit_cast<V2d>(mant | 0x3FF0000000000000ULL);
+  const V2u j = mant >> 45;
+  const NegLogEntry& t0 = kNegLogTable[j[0]];
+  const NegLogEntry& t1 = kNegLogTable[j[1]];
+  const V2d c = {t0.c, t1.c}, inv_c = {t0.inv_c, t1.inv_c}, log_c = {t0.log_c, t1.log_c};
+  const V2d r = (m - c) * inv_c;
+  const V2d log1p_r = r * (1 - r * (0.5 - r * (1.0 / 3 - r * (0.25 - r * 0.2))));
+  const V2d q = -(e * 0.6931471805599453 + (log_c + log1p_r)) * mean;
+  const V2d d = err + q * 0x1p-48;
+  const V2d hi = q + d, lo = q - d;
+  for (int l = 0; l < 2; ++l) {
+    if (hi[l] < 0x1p62) [[likely]] {
+      const auto a = static_cast<std::int64_t>(lo[l]), b = static_cast<std::int64_t>(hi[l]);
+      if (a == b) [[likely]] {
+        out[l] = static_cast<Time>(a) + 1;
+        continue;
+      }
+    }
+    out[l] = Rng::exponential_std(x[l], mean);
+  }
+}
+}  // namespace
+
+void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns) {
+  const double err = kNegLogError * mean_ns;
+  std::size_t i = 0;
+  for (; i + 2 <= n; i += 2) exponential_pair(V2d{x[i], x[i + 1]}, mean_ns, err, out + i);
+  if (i < n) out[i] = Rng::exponential_of(x[i], mean_ns);
+}
 }  // namespace detail
+
+// std::mt19937_64's parameters (the standard's: [rand.predef]).
+namespace {
+constexpr std::size_t kMtShift = 156;
+constexpr std::uint64_t kMtUpper = ~std::uint64_t{0} << 31, kMtLower = ~kMtUpper;
+constexpr std::uint64_t kMtMatrix = 0xB5026F5AA96619E9ULL;
+}  // namespace
+
+ExponentialDraws::ExponentialDraws(std::uint64_t seed, double mean_ns) : mean_(mean_ns) {
+  x_[0] = seed;
+  for (std::size_t i = 1; i < kWords; ++i) x_[i] = 6364136223846793005ULL * (x_[i - 1] ^ (x_[i - 1] >> 62)) + i;
+}
+
+void ExponentialDraws::refill() {
+  using detail::V2u, detail::V2d;
+  std::uint64_t* const x = x_.data();
+  // x[i] = x[i + 156 mod 312] ^ twist(x[i], x[i + 1]) in order, two at a
+  // time: a pair reads its x[i + 1] (and x[i + 2]) before either is new, and
+  // x[i + 156 mod 312] is new exactly when the sequential order has it new.
+  auto twist = [x](std::size_t i, std::size_t j) {
+    const V2u a = detail::load2(x + i), b = detail::load2(x + i + 1);
+    const V2u y = (a & kMtUpper) | (b & kMtLower);
+    const V2u mag = (V2u{} - (b & 1)) & kMtMatrix;
+    detail::store2(x + i, detail::load2(x + j) ^ (y >> 1) ^ mag);
+  };
+  for (std::size_t i = 0; i < kMtShift; i += 2) twist(i, i + kMtShift);
+  x[kWords] = x[0];  // the last word's x[i + 1] is x[0]'s new value
+  for (std::size_t i = kMtShift; i < kWords; i += 2) twist(i, i - kMtShift);
+  const double mean = mean_, err = detail::kNegLogError * mean;  // (out_'s stores may alias mean_)
+  for (std::size_t i = 0; i < kWords; i += 2) {
+    V2u z = detail::load2(x + i);
+    z ^= (z >> 29) & 0x5555555555555555ULL;
+    z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
+    z ^= (z << 37) & 0xFFF7EEE000000000ULL;
+    z ^= z >> 43;
+    // 1 - unit(): the top 53 bits k as a double, exactly (its high and low
+    // 32 bits through 2^84 and 2^52), times 2^-53, from 1.
+    const V2u k = z >> 11;
+    const V2d k_d = (std::bit_cast<V2d>((k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
+                    std::bit_cast<V2d>((k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
+    detail::exponential_pair(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out_.data() + i);
+  }
+  i_ = 0;
+}
 
 std::uint32_t TrafficSource::flows(const SimConfig& cfg) const { return cfg.flows; }
 

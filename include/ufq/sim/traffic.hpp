@@ -85,6 +85,33 @@ class Rng {
   std::mt19937_64 g_;
 };
 
+namespace detail {
+// Rng::exponential_of(x[i], mean) for i < n, two at a time (the same
+// logarithm, in double pairs, and the same fallback rule).
+void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns);
+}  // namespace detail
+
+// The draws of Rng(seed).exponential(mean), in order, made a generator refill
+// (312 words) at a time: the same std::mt19937_64 words, tempered, turned
+// into 1 - unit() and their exponentials in double pairs (exponential_batch).
+// For a stream that draws nothing else (the other interrupts' arrivals).
+class ExponentialDraws {
+ public:
+  ExponentialDraws(std::uint64_t seed, double mean_ns);
+  Time next() {
+    if (i_ == kWords) [[unlikely]] refill();
+    return out_[i_++];
+  }
+
+ private:
+  static constexpr std::size_t kWords = 312;  // std::mt19937_64's state
+  void refill();
+  alignas(16) std::array<std::uint64_t, kWords + 2> x_{};  // + x[0]'s new value, + padding
+  alignas(16) std::array<Time, kWords> out_{};
+  std::size_t i_ = kWords;
+  double mean_;
+};
+
 // A configuration the simulator refuses, in the library's words: the setting
 // (a SimConfig field as named in SimConfigError::kSettings, or a traffic
 // model's setting), the value given and what is accepted. `ufq sim` turns the

@@ -39,8 +39,18 @@ V2u load2(const std::uint64_t* p) {
 }
 void store2(std::uint64_t* p, V2u v) { std::memcpy(p, &v, sizeof v); }
 
+using V2u32 = std::uint32_t __attribute__((vector_size(8)));
+using V2i32 = std::int32_t __attribute__((vector_size(8)));
+
+// Below this mean every product's q + d is under 2^31 (q <= 53 ln 2 * mean <
+// 37 * 2^25) and q - d above -1 (q >= -1e-16 * mean, d < 2^-14): both
+// truncations fit 32 bits and the lower one is not negative.
+constexpr double kNarrowMean = 0x1p25;
+
 // neg_log_approx and exponential_of's rule, lane by lane in the same order
-// of operations (the same doubles); `err` = kNegLogError * mean.
+// of operations (the same doubles); `err` = kNegLogError * mean. kNarrow:
+// mean < kNarrowMean, the truncations in a pair of 32-bit lanes.
+template <bool kNarrow>
 [[gnu::always_inline]] inline void exponential_pair(V2d x, double mean, double err, Time* out) {
   const V2u bits = std::bit_cast<V2u>(x);
   const V2u mant = bits & ((std::uint64_t{1} << 52) - 1);
@@ -56,6 +66,16 @@ void store2(std::uint64_t* p, V2u v) { std::memcpy(p, &v, sizeof v); }
   const V2d q = -(e * 0.6931471805599453 + (log_c + log1p_r)) * mean;
   const V2d d = err + q * 0x1p-48;
   const V2d hi = q + d, lo = q - d;
+  if constexpr (kNarrow) {
+    const V2i32 a = __builtin_convertvector(lo, V2i32), b = __builtin_convertvector(hi, V2i32);
+    const V2i32 same = a == b;
+    if (std::bit_cast<std::uint64_t>(same) == ~std::uint64_t{0}) [[likely]] {  // both lanes
+      // a >= 0: zero-extended to 64 bits by interleaving with zeros.
+      const V2u t = std::bit_cast<V2u>(__builtin_shufflevector(std::bit_cast<V2u32>(a), V2u32{}, 0, 2, 1, 3)) + 1;
+      std::memcpy(out, &t, sizeof t);
+      return;
+    }
+  }
   for (int l = 0; l < 2; ++l) {
     if (hi[l] < 0x1p62) [[likely]] {
       const auto a = static_cast<std::int64_t>(lo[l]), b = static_cast<std::int64_t>(hi[l]);
@@ -67,13 +87,40 @@ void store2(std::uint64_t* p, V2u v) { std::memcpy(p, &v, sizeof v); }
     out[l] = Rng::exponential_std(x[l], mean);
   }
 }
+
+// Rng::exponential's draws from n (even) generator words: tempered, to
+// 1 - unit(), then exponential_pair.
+template <bool kNarrow>
+void exponentials_of_words(const std::uint64_t* x, Time* out, std::size_t n, double mean) {
+  const double err = kNegLogError * mean;
+  for (std::size_t i = 0; i < n; i += 2) {
+    V2u z = load2(x + i);
+    z ^= (z >> 29) & 0x5555555555555555ULL;
+    z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
+    z ^= (z << 37) & 0xFFF7EEE000000000ULL;
+    z ^= z >> 43;
+    // 1 - unit(): the top 53 bits k as a double, exactly (its high and low
+    // 32 bits through 2^84 and 2^52), times 2^-53, from 1.
+    const V2u k = z >> 11;
+    const V2d k_d = (std::bit_cast<V2d>((k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
+                    std::bit_cast<V2d>((k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
+    exponential_pair<kNarrow>(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out + i);
+  }
+}
+
+template <bool kNarrow>
+void exponential_pairs(const double* x, Time* out, std::size_t n, double mean_ns) {
+  const double err = kNegLogError * mean_ns;
+  for (std::size_t i = 0; i + 2 <= n; i += 2) exponential_pair<kNarrow>(V2d{x[i], x[i + 1]}, mean_ns, err, out + i);
+}
 }  // namespace
 
 void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns) {
-  const double err = kNegLogError * mean_ns;
-  std::size_t i = 0;
-  for (; i + 2 <= n; i += 2) exponential_pair(V2d{x[i], x[i + 1]}, mean_ns, err, out + i);
-  if (i < n) out[i] = Rng::exponential_of(x[i], mean_ns);
+  if (mean_ns < kNarrowMean)
+    exponential_pairs<true>(x, out, n, mean_ns);
+  else
+    exponential_pairs<false>(x, out, n, mean_ns);
+  if (n % 2 != 0) out[n - 1] = Rng::exponential_of(x[n - 1], mean_ns);
 }
 }  // namespace detail
 
@@ -104,20 +151,10 @@ void ExponentialDraws::refill() {
   for (std::size_t i = 0; i < kMtShift; i += 2) twist(i, i + kMtShift);
   x[kWords] = x[0];  // the last word's x[i + 1] is x[0]'s new value
   for (std::size_t i = kMtShift; i < kWords; i += 2) twist(i, i - kMtShift);
-  const double mean = mean_, err = detail::kNegLogError * mean;  // (out_'s stores may alias mean_)
-  for (std::size_t i = 0; i < kWords; i += 2) {
-    V2u z = detail::load2(x + i);
-    z ^= (z >> 29) & 0x5555555555555555ULL;
-    z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
-    z ^= (z << 37) & 0xFFF7EEE000000000ULL;
-    z ^= z >> 43;
-    // 1 - unit(): the top 53 bits k as a double, exactly (its high and low
-    // 32 bits through 2^84 and 2^52), times 2^-53, from 1.
-    const V2u k = z >> 11;
-    const V2d k_d = (std::bit_cast<V2d>((k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
-                    std::bit_cast<V2d>((k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
-    detail::exponential_pair(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out_.data() + i);
-  }
+  if (mean_ < detail::kNarrowMean)
+    detail::exponentials_of_words<true>(x, out_.data(), kWords, mean_);
+  else
+    detail::exponentials_of_words<false>(x, out_.data(), kWords, mean_);
   i_ = 0;
 }
 

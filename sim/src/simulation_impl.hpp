@@ -509,15 +509,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // each, their Poisson arrivals up to `now` are counted when sampling.
   void count_other_irqs(Time now) {
     if (!(cfg_.other_irq_per_s > 0)) return;
-    // In locals: no call is left on the draw's usual path (ExponentialDraws::next).
-    Time next = next_other_irq_;
-    std::uint64_t n = other_irqs_;
-    while (next <= now) {
-      ++n;
-      next += other_draws_.next();
-    }
-    next_other_irq_ = next;
-    other_irqs_ = n;
+    other_irqs_ += other_draws_.arrivals_until(next_other_irq_, now);
   }
 
   // ------------------------------------------------------------ sampling

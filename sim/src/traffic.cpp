@@ -89,10 +89,11 @@ template <bool kNarrow>
 }
 
 // Rng::exponential's draws from n (even) generator words: tempered, to
-// 1 - unit(), then exponential_pair.
+// 1 - unit(), then exponential_pair; stored as running sums.
 template <bool kNarrow>
 void exponentials_of_words(const std::uint64_t* x, Time* out, std::size_t n, double mean) {
   const double err = kNegLogError * mean;
+  Time sum = 0;
   for (std::size_t i = 0; i < n; i += 2) {
     V2u z = load2(x + i);
     z ^= (z >> 29) & 0x5555555555555555ULL;
@@ -105,6 +106,8 @@ void exponentials_of_words(const std::uint64_t* x, Time* out, std::size_t n, dou
     const V2d k_d = (std::bit_cast<V2d>((k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
                     std::bit_cast<V2d>((k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
     exponential_pair<kNarrow>(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out + i);
+    out[i] = sum += out[i];
+    out[i + 1] = sum += out[i + 1];
   }
 }
 
@@ -151,11 +154,38 @@ void ExponentialDraws::refill() {
   for (std::size_t i = 0; i < kMtShift; i += 2) twist(i, i + kMtShift);
   x[kWords] = x[0];  // the last word's x[i + 1] is x[0]'s new value
   for (std::size_t i = kMtShift; i < kWords; i += 2) twist(i, i - kMtShift);
+  Time* const d = sum_.data();
   if (mean_ < detail::kNarrowMean)
-    detail::exponentials_of_words<true>(x, out_.data(), kWords, mean_);
+    detail::exponentials_of_words<true>(x, d, kWords, mean_);
   else
-    detail::exponentials_of_words<false>(x, out_.data(), kWords, mean_);
+    detail::exponentials_of_words<false>(x, d, kWords, mean_);
   i_ = 0;
+}
+
+std::uint64_t ExponentialDraws::arrivals_until(Time& at, Time now) {
+  std::uint64_t n = 0;
+  Time t = at;
+  while (t <= now) {
+    if (i_ == kWords) refill();
+    // Draw k (from i_) is taken when t + sum_[k - 1] - base <= now, that is
+    // while the running sum before it is at most `limit`: every draw up to
+    // and including the first whose sum exceeds it.
+    const Time base = i_ ? sum_[i_ - 1] : 0;
+    const Time limit = now - t + base;
+    if (sum_[kWords - 1] <= limit) {  // the whole block
+      n += kWords - i_;
+      t += sum_[kWords - 1] - base;
+      i_ = kWords;
+      continue;
+    }
+    const Time* const p = std::upper_bound(sum_.data() + i_, sum_.data() + kWords, limit);
+    const auto m = static_cast<std::size_t>(p - sum_.data());
+    n += m - i_ + 1;
+    t += *p - base;
+    i_ = m + 1;
+  }
+  at = t;
+  return n;
 }
 
 std::uint32_t TrafficSource::flows(const SimConfig& cfg) const { return cfg.flows; }

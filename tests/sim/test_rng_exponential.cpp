@@ -61,6 +61,39 @@ TEST(RngExponential, BatchedDrawsAreTheRngsDraws) {
     }
 }
 
+TEST(RngExponential, ArrivalsUntilCountsAsTheStepLoop) {
+  // ExponentialDraws::arrivals_until against the loop it replaces, on
+  // periods from below one gap to thousands of refills, ending between two
+  // arrivals or on one, with next() between.
+  for (const double mean : {1e9 / 365'000, 1.0, 16'000.0}) {
+    ExponentialDraws draws(9, mean), step(9, mean);
+    Time at = draws.next(), at_step = step.next();
+    ASSERT_EQ(at, at_step);
+    Rng periods(3);
+    Time now = 0;
+    for (int k = 0; k < 3000; ++k) {
+      const double scale = k % 3 == 0 ? mean / 4 : k % 3 == 1 ? mean * 50 : mean * 400 * (k % 7 == 0 ? 100 : 1);
+      now += static_cast<Time>(periods.unit() * scale);
+      if (k % 4 == 3) {  // now exactly at a later arrival: it is counted
+        ExponentialDraws peek = step;
+        Time t = at_step;
+        for (int j = 0; j < k % 400; ++j) t += peek.next();
+        now = std::max(now, t);
+      }
+      std::uint64_t n_step = 0;
+      while (at_step <= now) {
+        ++n_step;
+        at_step += step.next();
+      }
+      ASSERT_EQ(draws.arrivals_until(at, now), n_step) << "period " << k << " mean " << mean;
+      ASSERT_EQ(at, at_step) << "period " << k << " mean " << mean;
+      if (k % 5 == 0) {
+        ASSERT_EQ(draws.next(), step.next());  // a lone draw between
+      }
+    }
+  }
+}
+
 TEST(RngExponential, EdgesNearZeroAndOne) {
   std::vector<double> xs;
   for (std::uint64_t k = 0; k < 200'000; ++k) xs.push_back(x_of(k));  // u near 0 (x = 1 included)

@@ -100,15 +100,22 @@ class ExponentialDraws {
   ExponentialDraws(std::uint64_t seed, double mean_ns);
   Time next() {
     if (i_ == kWords) [[unlikely]] refill();
-    return out_[i_++];
+    const Time d = sum_[i_] - (i_ ? sum_[i_ - 1] : 0);
+    ++i_;
+    return d;
   }
+  // What `while (at <= now) { ++n; at += next(); }` counts and leaves in
+  // `at`, the same draws taken, by a search in the draws' running sums
+  // rather than a step per draw. Returns n.
+  std::uint64_t arrivals_until(Time& at, Time now);
 
  private:
   static constexpr std::size_t kWords = 312;  // std::mt19937_64's state
   void refill();
   alignas(16) std::array<std::uint64_t, kWords + 2> x_{};  // + x[0]'s new value, + padding
-  alignas(16) std::array<Time, kWords> out_{};
-  std::size_t i_ = kWords;
+  // The block's draws as running sums: draw i is sum_[i] - sum_[i - 1].
+  alignas(16) std::array<Time, kWords> sum_{};
+  std::size_t i_ = kWords;  // the next draw
   double mean_;
 };
 

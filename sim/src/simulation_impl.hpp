@@ -127,7 +127,8 @@ struct Cpu {
   // no std::function call per packet or interrupt.
   static Cpu& of(void* self) { return *static_cast<Cpu*>(self); }
   static void completed(void* self, Packet& p) { of(self).port.sim->on_complete(of(self), p); }
-  static void run_qdisc(void* self) { of(self).port.sim->run_qdisc(of(self)); }
+  // The one out-of-line qdisc run, called by the hooks and events directly.
+  [[gnu::noinline]] static void run_qdisc(void* self) { of(self).port.sim->run_qdisc_here(of(self)); }
   // Its fires are the adapter's count (WatchdogHrtimer::fires). No call
   // on the usual path, so no frame: the trace line's call is out of line.
   static void watchdog_fired(void* self) {
@@ -324,8 +325,10 @@ class Simulation final : TrafficHost, GuestSender::Host {
   void stopped() override { guest_window_end(); }
 
   // ------------------------------------------------------------ qdisc runs
-  // One function for every caller, with the whole run inlined (one frame).
-  [[gnu::noinline]] void run_qdisc(Cpu<Sched>& c) {
+  // One function for every caller (Cpu::run_qdisc), with the whole run
+  // inlined (one frame).
+  void run_qdisc(Cpu<Sched>& c) { Cpu<Sched>::run_qdisc(&c); }
+  [[gnu::always_inline]] void run_qdisc_here(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
     if (guest_cpu_ && res.sent && (c.nohz || sender_)) [[unlikely]] guest_busy(c, res.sent);
     c.wd.sync();

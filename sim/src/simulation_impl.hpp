@@ -119,7 +119,6 @@ struct Cpu {
   std::unique_ptr<NohzTick> nohz;  // the guest's idle tick (cfg.guest.nohz_idle), instead of `tick`
   Time busy_until = 0;             // the guest model: the CPU's softirq work runs until then
   Event softirq_more;              // the guest model: the same qdisc run, once that work is done
-  std::uint64_t watchdog_fires = 0;
   // Qdisc runs: every one is a runner.run() call (run_qdisc), which the
   // runner counts.
   std::uint64_t qdisc_runs() const { return runner.stats().runs; }
@@ -128,11 +127,21 @@ struct Cpu {
   // no std::function call per packet or interrupt.
   static Cpu& of(void* self) { return *static_cast<Cpu*>(self); }
   static void completed(void* self, Packet& p) { of(self).port.sim->on_complete(of(self), p); }
-  static void run_qdisc(void* self) { of(self).port.sim->run_qdisc(of(self)); }
+  // The one out-of-line qdisc run, called by the hooks and events directly.
+  [[gnu::noinline]] static void run_qdisc(void* self) { of(self).port.sim->run_qdisc_here(of(self)); }
+  // Its fires are the adapter's count (WatchdogHrtimer::fires). No call
+  // on the usual path, so no frame: the trace line's call is out of line.
   static void watchdog_fired(void* self) {
     Cpu& c = of(self);
-    ++c.watchdog_fires;
-    c.port.sim->trace_watchdog(c);
+    if (c.port.sim->tracing()) [[unlikely]]
+      return watchdog_fired_traced(c);
+    raise_net_tx(c);
+  }
+  [[gnu::noinline]] static void watchdog_fired_traced(Cpu& c) {
+    c.port.sim->write_watchdog_line(c);
+    raise_net_tx(c);
+  }
+  static void raise_net_tx(Cpu& c) {
     if (c.softirq.armed() || c.softirq_at_irq_exit) return;
     EventQueue& q = c.softirq.queue();
     if (q.maybe_due_now())
@@ -159,7 +168,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
              std::function<void(Sample&)> on_sample)
       : cfg_(cfg),
         rng_(cfg.seed),
-        other_rng_(cfg.seed ^ 0x5DEECE66DULL),
+        other_draws_(cfg.seed ^ 0x5DEECE66DULL, 1e9 / cfg.other_irq_per_s),
         sampler_(q_, [this] { sample(); }),
         progress_(std::move(progress)),
         progress_event_(q_, [this] { report_progress(); }),
@@ -187,7 +196,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   SimResult run() {
     SimResult r;
     r.config = cfg_;
-    if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_rng_.exponential(1e9 / cfg_.other_irq_per_s);
+    if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_draws_.next();
     q_.schedule(sampler_, std::min(cfg_.interval, cfg_.duration));
     if (progress_) q_.schedule(progress_event_, std::max<Time>(cfg_.duration / 50, 1));
     last_sample_at_ = 0;
@@ -207,7 +216,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     r.classes = classes_;
     r.packets_offered = offered_;
     r.packets_dropped = dropped_;
-    r.packets_sent = sent_;
+    r.packets_sent = packets_sent();
     for (auto& c : cpus_) {
       const FqStats s = c->fq.stats(q_.now());
       add(r.qdisc, s);
@@ -301,13 +310,9 @@ class Simulation final : TrafficHost, GuestSender::Host {
     in_send_ = false;
     return GuestSender::Send::sent;
   }
-  // The event trace's watchdog line (cfg.guest.event_trace).
-  // The watchdog is asked for only when tracing (an out-of-line call), and
-  // the line is written out of line, so that the watchdog's fire needs no frame.
-  void trace_watchdog(Cpu<Sched>& c) {
-    if (trace_) [[unlikely]]
-      write_watchdog_line(c);
-  }
+  // The event trace's watchdog line (cfg.guest.event_trace): the watchdog is
+  // asked for only when tracing (an out-of-line call).
+  bool tracing() const { return trace_ != nullptr; }
   [[gnu::noinline]] void write_watchdog_line(Cpu<Sched>& c) {
     const Watchdog& w = c.fq.watchdog();
     *trace_ << q_.now() << " wd " << w.soft_expiry() << ' ' << w.hard_expiry() << '\n';
@@ -320,7 +325,10 @@ class Simulation final : TrafficHost, GuestSender::Host {
   void stopped() override { guest_window_end(); }
 
   // ------------------------------------------------------------ qdisc runs
-  void run_qdisc(Cpu<Sched>& c) {
+  // One function for every caller (Cpu::run_qdisc), with the whole run
+  // inlined (one frame).
+  void run_qdisc(Cpu<Sched>& c) { Cpu<Sched>::run_qdisc(&c); }
+  [[gnu::always_inline]] void run_qdisc_here(Cpu<Sched>& c) {
     const RunResult res = c.runner.run(q_.now());
     if (guest_cpu_ && res.sent && (c.nohz || sender_)) [[unlikely]] guest_busy(c, res.sent);
     c.wd.sync();
@@ -334,7 +342,6 @@ class Simulation final : TrafficHost, GuestSender::Host {
     if (f.sent == 0) f.first = now;
     f.last = now;
     ++f.sent;
-    ++sent_;
     lateness_.add(now >= p.due ? now - p.due : 0);
     // One test per packet for a lateness class and the guest model's two.
     if ((f.lateness_class | departure_extras_) != 0) [[unlikely]]
@@ -505,24 +512,23 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // each, their Poisson arrivals up to `now` are counted when sampling.
   void count_other_irqs(Time now) {
     if (!(cfg_.other_irq_per_s > 0)) return;
-    const double mean = 1e9 / cfg_.other_irq_per_s;
-    // In locals: no call is left on the draw's usual path (Rng::exponential).
-    Time next = next_other_irq_;
-    std::uint64_t n = other_irqs_;
-    while (next <= now) {
-      ++n;
-      next += other_rng_.exponential(mean);
-    }
-    next_other_irq_ = next;
-    other_irqs_ = n;
+    other_irqs_ += other_draws_.arrivals_until(next_other_irq_, now);
   }
 
   // ------------------------------------------------------------ sampling
+  // Departures: every one is an xmit the NIC accepted (TxPort::xmit), which
+  // the NIC counts (completions + descriptors in the ring), so none is
+  // counted per packet.
+  std::uint64_t packets_sent() const {
+    std::uint64_t n = 0;
+    for (const auto& cpu : cpus_) n += cpu->nic.stats().packets;
+    return n;
+  }
   EventCounts snapshot() const {
     EventCounts c;
-    c.packets = sent_;
     c.other_interrupts = other_irqs_;
     for (const auto& cpu : cpus_) {
+      c.packets += cpu->nic.stats().packets;
       const HrtimerStats& h = cpu->hr.stats();
       c.timer_interrupts += h.interrupts;
       c.timers_run += h.timers_run;
@@ -530,7 +536,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       c.nic_interrupts += cpu->nic.stats().interrupts;
       c.completions += cpu->nic.stats().completions;
       c.doorbells += cpu->nic.stats().doorbells;
-      c.watchdog_fires += cpu->watchdog_fires;
+      c.watchdog_fires += cpu->wd.fires();
       c.qdisc_runs += cpu->qdisc_runs();
     }
     return c;
@@ -663,13 +669,13 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::vector<bool> started_;
   std::deque<Packet> packets_;
   std::vector<Packet*> free_;
-  Rng other_rng_;
+  ExponentialDraws other_draws_;  // the other interrupts' gaps: Rng(seed).exponential(1e9 / rate)
   Time next_other_irq_ = kNever;
   Event sampler_;
   // The flows' wakes when the model shares them (churn).
   FlowTimers flow_timers_{q_, [this](std::uint32_t slot) { woken(flows_[slot]); }};
   std::uint64_t other_irqs_ = 0;
-  std::uint64_t offered_ = 0, dropped_ = 0, sent_ = 0;
+  std::uint64_t offered_ = 0, dropped_ = 0;
   Histogram lateness_;
   std::vector<ClassLateness> classes_;  // the traffic model's lateness classes
   EventCounts prev_;

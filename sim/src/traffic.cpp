@@ -3,7 +3,9 @@
 #include "ufq/sim/traffic.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "ufq/sim/simulation.hpp"
 
@@ -24,7 +26,167 @@ const std::array<NegLogEntry, 128> kNegLogTable = [] {
   }
   return t;
 }();
+
+namespace {
+// Two lanes in GCC's (and Clang's) vector types: SSE2 pairs on x86-64.
+using V2u = std::uint64_t __attribute__((vector_size(16)));
+using V2d = double __attribute__((vector_size(16)));
+
+V2u load2(const std::uint64_t* p) {
+  V2u v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store2(std::uint64_t* p, V2u v) { std::memcpy(p, &v, sizeof v); }
+
+using V2u32 = std::uint32_t __attribute__((vector_size(8)));
+using V2i32 = std::int32_t __attribute__((vector_size(8)));
+
+// Below this mean every product's q + d is under 2^31 (q <= 53 ln 2 * mean <
+// 37 * 2^25) and q - d above -1 (q >= -1e-16 * mean, d < 2^-14): both
+// truncations fit 32 bits and the lower one is not negative.
+constexpr double kNarrowMean = 0x1p25;
+
+// neg_log_approx and exponential_of's rule, lane by lane in the same order
+// of operations (the same doubles); `err` = kNegLogError * mean. kNarrow:
+// mean < kNarrowMean, the truncations in a pair of 32-bit lanes.
+template <bool kNarrow>
+[[gnu::always_inline]] inline void exponential_pair(V2d x, double mean, double err, Time* out) {
+  const V2u bits = std::bit_cast<V2u>(x);
+  const V2u mant = bits & ((std::uint64_t{1} << 52) - 1);
+  // The exponent field (< 2^11) as a double, exactly: 2^52 + field, less 2^52 + 1023.
+  const V2d e = std::bit_cast<V2d>((bits >> 52) | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
+  const V2d m = std::bit_cast<V2d>(mant | 0x3FF0000000000000ULL);
+  const V2u j = mant >> 45;
+  const NegLogEntry& t0 = kNegLogTable[j[0]];
+  const NegLogEntry& t1 = kNegLogTable[j[1]];
+  const V2d c = {t0.c, t1.c}, inv_c = {t0.inv_c, t1.inv_c}, log_c = {t0.log_c, t1.log_c};
+  const V2d r = (m - c) * inv_c;
+  const V2d log1p_r = r * (1 - r * (0.5 - r * (1.0 / 3 - r * (0.25 - r * 0.2))));
+  const V2d q = -(e * 0.6931471805599453 + (log_c + log1p_r)) * mean;
+  const V2d d = err + q * 0x1p-48;
+  const V2d hi = q + d, lo = q - d;
+  if constexpr (kNarrow) {
+    const V2i32 a = __builtin_convertvector(lo, V2i32), b = __builtin_convertvector(hi, V2i32);
+    const V2i32 same = a == b;
+    if (std::bit_cast<std::uint64_t>(same) == ~std::uint64_t{0}) [[likely]] {  // both lanes
+      // a >= 0: zero-extended to 64 bits by interleaving with zeros.
+      const V2u t = std::bit_cast<V2u>(__builtin_shufflevector(std::bit_cast<V2u32>(a), V2u32{}, 0, 2, 1, 3)) + 1;
+      std::memcpy(out, &t, sizeof t);
+      return;
+    }
+  }
+  for (int l = 0; l < 2; ++l) {
+    if (hi[l] < 0x1p62) [[likely]] {
+      const auto a = static_cast<std::int64_t>(lo[l]), b = static_cast<std::int64_t>(hi[l]);
+      if (a == b) [[likely]] {
+        out[l] = static_cast<Time>(a) + 1;
+        continue;
+      }
+    }
+    out[l] = Rng::exponential_std(x[l], mean);
+  }
+}
+
+// Rng::exponential's draws from n (even) generator words: tempered, to
+// 1 - unit(), then exponential_pair; stored as running sums.
+template <bool kNarrow>
+void exponentials_of_words(const std::uint64_t* x, Time* out, std::size_t n, double mean) {
+  const double err = kNegLogError * mean;
+  Time sum = 0;
+  for (std::size_t i = 0; i < n; i += 2) {
+    V2u z = load2(x + i);
+    z ^= (z >> 29) & 0x5555555555555555ULL;
+    z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
+    z ^= (z << 37) & 0xFFF7EEE000000000ULL;
+    z ^= z >> 43;
+    // 1 - unit(): the top 53 bits k as a double, exactly (its high and low
+    // 32 bits through 2^84 and 2^52), times 2^-53, from 1.
+    const V2u k = z >> 11;
+    const V2d k_d = (std::bit_cast<V2d>((k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
+                    std::bit_cast<V2d>((k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
+    exponential_pair<kNarrow>(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out + i);
+    out[i] = sum += out[i];
+    out[i + 1] = sum += out[i + 1];
+  }
+}
+
+template <bool kNarrow>
+void exponential_pairs(const double* x, Time* out, std::size_t n, double mean_ns) {
+  const double err = kNegLogError * mean_ns;
+  for (std::size_t i = 0; i + 2 <= n; i += 2) exponential_pair<kNarrow>(V2d{x[i], x[i + 1]}, mean_ns, err, out + i);
+}
+}  // namespace
+
+void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns) {
+  if (mean_ns < kNarrowMean)
+    exponential_pairs<true>(x, out, n, mean_ns);
+  else
+    exponential_pairs<false>(x, out, n, mean_ns);
+  if (n % 2 != 0) out[n - 1] = Rng::exponential_of(x[n - 1], mean_ns);
+}
 }  // namespace detail
+
+// std::mt19937_64's parameters (the standard's: [rand.predef]).
+namespace {
+constexpr std::size_t kMtShift = 156;
+constexpr std::uint64_t kMtUpper = ~std::uint64_t{0} << 31, kMtLower = ~kMtUpper;
+constexpr std::uint64_t kMtMatrix = 0xB5026F5AA96619E9ULL;
+}  // namespace
+
+ExponentialDraws::ExponentialDraws(std::uint64_t seed, double mean_ns) : mean_(mean_ns) {
+  x_[0] = seed;
+  for (std::size_t i = 1; i < kWords; ++i) x_[i] = 6364136223846793005ULL * (x_[i - 1] ^ (x_[i - 1] >> 62)) + i;
+}
+
+void ExponentialDraws::refill() {
+  using detail::V2u, detail::V2d;
+  std::uint64_t* const x = x_.data();
+  // x[i] = x[i + 156 mod 312] ^ twist(x[i], x[i + 1]) in order, two at a
+  // time: a pair reads its x[i + 1] (and x[i + 2]) before either is new, and
+  // x[i + 156 mod 312] is new exactly when the sequential order has it new.
+  auto twist = [x](std::size_t i, std::size_t j) {
+    const V2u a = detail::load2(x + i), b = detail::load2(x + i + 1);
+    const V2u y = (a & kMtUpper) | (b & kMtLower);
+    const V2u mag = (V2u{} - (b & 1)) & kMtMatrix;
+    detail::store2(x + i, detail::load2(x + j) ^ (y >> 1) ^ mag);
+  };
+  for (std::size_t i = 0; i < kMtShift; i += 2) twist(i, i + kMtShift);
+  x[kWords] = x[0];  // the last word's x[i + 1] is x[0]'s new value
+  for (std::size_t i = kMtShift; i < kWords; i += 2) twist(i, i - kMtShift);
+  Time* const d = sum_.data();
+  if (mean_ < detail::kNarrowMean)
+    detail::exponentials_of_words<true>(x, d, kWords, mean_);
+  else
+    detail::exponentials_of_words<false>(x, d, kWords, mean_);
+  i_ = 0;
+}
+
+std::uint64_t ExponentialDraws::arrivals_until(Time& at, Time now) {
+  std::uint64_t n = 0;
+  Time t = at;
+  while (t <= now) {
+    if (i_ == kWords) refill();
+    // Draw k (from i_) is taken when t + sum_[k - 1] - base <= now, that is
+    // while the running sum before it is at most `limit`: every draw up to
+    // and including the first whose sum exceeds it.
+    const Time base = i_ ? sum_[i_ - 1] : 0;
+    const Time limit = now - t + base;
+    if (sum_[kWords - 1] <= limit) {  // the whole block
+      n += kWords - i_;
+      t += sum_[kWords - 1] - base;
+      i_ = kWords;
+      continue;
+    }
+    const Time* const p = std::upper_bound(sum_.data() + i_, sum_.data() + kWords, limit);
+    const auto m = static_cast<std::size_t>(p - sum_.data());
+    n += m - i_ + 1;
+    t += *p - base;
+    i_ = m + 1;
+  }
+  at = t;
+  return n;
+}
 
 std::uint32_t TrafficSource::flows(const SimConfig& cfg) const { return cfg.flows; }
 

@@ -58,6 +58,32 @@ TEST(QdiscRunner, SendsEverythingDueAsOneBulkWithXmitMore) {
   EXPECT_DOUBLE_EQ(runner.stats().mean_batch(), 5.0);
 }
 
+// Bulks of one packet (bulk = 1, and a single packet due): each is handed
+// over, the run's first as well as the later ones (the loop starts with the
+// first bulk in hand).
+TEST(QdiscRunner, OnePacketBulksAreEachSent) {
+  Harness h;
+  h.enqueue(3);
+  FakeDevice dev;
+  QdiscRunner runner(h.fq, dev, RunnerConfig{.quota = 64, .bulk = 1});
+  RunResult r = runner.run(0);
+  EXPECT_EQ(r.sent, 3u);
+  EXPECT_EQ(r.end, RunEnd::idle);
+  EXPECT_EQ(dev.sent, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_EQ(dev.more, (std::vector<bool>{false, false, false}));
+  h.enqueue(1);
+  r = runner.run(0);
+  EXPECT_EQ(r.sent, 1u);
+  EXPECT_EQ(dev.sent.size(), 4u);
+  QdiscRunner bulk(h.fq, dev);  // the default bulk, one packet due
+  h.enqueue(1);
+  r = bulk.run(0);
+  EXPECT_EQ(r.sent, 1u);
+  EXPECT_EQ(r.end, RunEnd::idle);
+  EXPECT_EQ(dev.sent.size(), 5u);
+  EXPECT_EQ(bulk.stats().batch[1], 1u);
+}
+
 TEST(QdiscRunner, QuotaEndsTheRun) {
   Harness h;
   h.enqueue(100);

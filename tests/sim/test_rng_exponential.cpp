@@ -46,6 +46,54 @@ TEST(RngExponential, DrawsMatchTheStdLogFormula) {
   }
 }
 
+TEST(RngExponential, BatchedDrawsAreTheRngsDraws) {
+  // ExponentialDraws against Rng::exponential on the same seed: the same
+  // generator words (its own std::mt19937_64 refill), the same values,
+  // across many refills of 312.
+  for (const double mean : kMeans)
+    for (const std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{0x5DEECE66DULL ^ 42}, ~std::uint64_t{0}}) {
+      Rng rng(seed);
+      ExponentialDraws draws(seed, mean);
+      for (int i = 0; i < 200'000; ++i) {
+        const Time want = rng.exponential(mean);
+        ASSERT_EQ(draws.next(), want) << "draw " << i << " seed " << seed << " mean " << mean;
+      }
+    }
+}
+
+TEST(RngExponential, ArrivalsUntilCountsAsTheStepLoop) {
+  // ExponentialDraws::arrivals_until against the loop it replaces, on
+  // periods from below one gap to thousands of refills, ending between two
+  // arrivals or on one, with next() between.
+  for (const double mean : {1e9 / 365'000, 1.0, 16'000.0}) {
+    ExponentialDraws draws(9, mean), step(9, mean);
+    Time at = draws.next(), at_step = step.next();
+    ASSERT_EQ(at, at_step);
+    Rng periods(3);
+    Time now = 0;
+    for (int k = 0; k < 3000; ++k) {
+      const double scale = k % 3 == 0 ? mean / 4 : k % 3 == 1 ? mean * 50 : mean * 400 * (k % 7 == 0 ? 100 : 1);
+      now += static_cast<Time>(periods.unit() * scale);
+      if (k % 4 == 3) {  // now exactly at a later arrival: it is counted
+        ExponentialDraws peek = step;
+        Time t = at_step;
+        for (int j = 0; j < k % 400; ++j) t += peek.next();
+        now = std::max(now, t);
+      }
+      std::uint64_t n_step = 0;
+      while (at_step <= now) {
+        ++n_step;
+        at_step += step.next();
+      }
+      ASSERT_EQ(draws.arrivals_until(at, now), n_step) << "period " << k << " mean " << mean;
+      ASSERT_EQ(at, at_step) << "period " << k << " mean " << mean;
+      if (k % 5 == 0) {
+        ASSERT_EQ(draws.next(), step.next());  // a lone draw between
+      }
+    }
+  }
+}
+
 TEST(RngExponential, EdgesNearZeroAndOne) {
   std::vector<double> xs;
   for (std::uint64_t k = 0; k < 200'000; ++k) xs.push_back(x_of(k));  // u near 0 (x = 1 included)
@@ -63,16 +111,26 @@ TEST(RngExponential, EdgesNearZeroAndOne) {
   for (const double mean : kMeans)
     for (const double x : xs)
       ASSERT_EQ(Rng::exponential_of(x, mean), Rng::exponential_std(x, mean)) << "x " << x << " mean " << mean;
+  // The batched form (double pairs), over an odd count so that the last goes alone.
+  xs.push_back(x_of(12345));
+  if (xs.size() % 2 == 0) xs.push_back(1.0);
+  std::vector<Time> out(xs.size());
+  for (const double mean : kMeans) {
+    detail::exponential_batch(xs.data(), out.data(), xs.size(), mean);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      ASSERT_EQ(out[i], Rng::exponential_std(xs[i], mean)) << "batch: x " << xs[i] << " mean " << mean;
+  }
 }
 
 TEST(RngExponential, ProductsNearIntegers) {
   // x whose std::log product lies within a hair of an integer: the fallback's
   // cases. At least some must be closer than the cheap logarithm's error,
   // or this test would not test the fallback.
-  std::uint64_t close = 0, checked = 0;
+  std::uint64_t close = 0, checked = 0, batch_close = 0;
   for (const double mean : kMeans) {
     const double top = 36 * mean;  // the largest products are -ln(2^-53) * mean = 36.7 * mean
     if (top < 1) continue;
+    std::vector<double> xs;  // for the batched form
     for (int n = 0; n < 4000; ++n) {
       const double integer = 1 + std::floor(n / 4000.0 * (top - 1));
       const double x = std::exp(-integer / mean);
@@ -87,9 +145,18 @@ TEST(RngExponential, ProductsNearIntegers) {
         ++checked;
         ASSERT_EQ(Rng::exponential_of(xx, mean), Rng::exponential_std(xx, mean))
             << "x " << xx << " mean " << mean << " product " << p;
+        xs.push_back(xx);
       }
     }
+    std::vector<Time> out(xs.size());
+    detail::exponential_batch(xs.data(), out.data(), xs.size(), mean);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double p = -std::log(xs[i]) * mean;
+      batch_close += std::fabs(p - std::round(p)) < 1e-12 * std::max(1.0, p);
+      ASSERT_EQ(out[i], Rng::exponential_std(xs[i], mean)) << "batch: x " << xs[i] << " mean " << mean;
+    }
   }
+  EXPECT_EQ(batch_close, close);
   EXPECT_GT(checked, 100'000u);
   EXPECT_GT(close, 100u);
   std::printf("near-integer products checked %llu, within 1e-12 of an integer %llu\n",

@@ -55,6 +55,32 @@ TEST(Simulation, FastAndReferenceSchedulersGiveTheSameRun) {
   }
 }
 
+// The event trace writes one "wd" line per watchdog fire and changes nothing
+// else (a traced fire takes its own path, Cpu::watchdog_fired_traced, to the
+// same NET_TX); the fires counted are the watchdog adapter's.
+TEST(Simulation, EventTraceListsEveryWatchdogFireAndChangesNothing) {
+  SimConfig c = small(10'000);
+  const SimResult plain = simulate(c);
+  const std::string path = testing::TempDir() + "ufq_test_event_trace.txt";
+  c.guest.event_trace = path;
+  const SimResult traced = simulate(c);
+  EXPECT_EQ(traced.packets_sent, plain.packets_sent);
+  EXPECT_EQ(traced.events, plain.events);
+  EXPECT_EQ(traced.total.n.qdisc_runs, plain.total.n.qdisc_runs);
+  EXPECT_EQ(traced.total.n.watchdog_fires, plain.total.n.watchdog_fires);
+  EXPECT_EQ(traced.lateness.quantile(0.99), plain.lateness.quantile(0.99));
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::uint64_t wd_lines = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f))
+    if (std::string(line).find(" wd ") != std::string::npos) ++wd_lines;
+  std::fclose(f);
+  std::filesystem::remove(path);
+  EXPECT_GT(wd_lines, 1000u);
+  EXPECT_EQ(wd_lines, plain.total.n.watchdog_fires);
+}
+
 TEST(Simulation, AccountsForEveryPacket) {
   for (std::string t : {"edt", "rate", "bulk", "maxrate",
                  "onoff"}) {

@@ -85,6 +85,40 @@ class Rng {
   std::mt19937_64 g_;
 };
 
+namespace detail {
+// Rng::exponential_of(x[i], mean) for i < n, two at a time (the same
+// logarithm, in double pairs, and the same fallback rule).
+void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns);
+}  // namespace detail
+
+// The draws of Rng(seed).exponential(mean), in order, made a generator refill
+// (312 words) at a time: the same std::mt19937_64 words, tempered, turned
+// into 1 - unit() and their exponentials in double pairs (exponential_batch).
+// For a stream that draws nothing else (the other interrupts' arrivals).
+class ExponentialDraws {
+ public:
+  ExponentialDraws(std::uint64_t seed, double mean_ns);
+  Time next() {
+    if (i_ == kWords) [[unlikely]] refill();
+    const Time d = sum_[i_] - (i_ ? sum_[i_ - 1] : 0);
+    ++i_;
+    return d;
+  }
+  // What `while (at <= now) { ++n; at += next(); }` counts and leaves in
+  // `at`, the same draws taken, by a search in the draws' running sums
+  // rather than a step per draw. Returns n.
+  std::uint64_t arrivals_until(Time& at, Time now);
+
+ private:
+  static constexpr std::size_t kWords = 312;  // std::mt19937_64's state
+  void refill();
+  alignas(16) std::array<std::uint64_t, kWords + 2> x_{};  // + x[0]'s new value, + padding
+  // The block's draws as running sums: draw i is sum_[i] - sum_[i - 1].
+  alignas(16) std::array<Time, kWords> sum_{};
+  std::size_t i_ = kWords;  // the next draw
+  double mean_;
+};
+
 // A configuration the simulator refuses, in the library's words: the setting
 // (a SimConfig field as named in SimConfigError::kSettings, or a traffic
 // model's setting), the value given and what is accepted. `ufq sim` turns the

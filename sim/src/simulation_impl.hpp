@@ -46,6 +46,7 @@ template <class Sched>
 struct TxPort {
   NicModel* nic;
   Simulation<Sched>* sim;
+  EventQueue* q;  // the CPU's (the NIC's) event queue
   std::uint32_t tx_room() const { return nic->tx_room(); }
   bool xmit(Packet& p, bool more);
 };
@@ -100,9 +101,12 @@ class FlowTimers {
 
 template <class Sched>
 struct Cpu {
-  Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t index);
+  Cpu(Simulation<Sched>& sim, EventQueue& queue, const SimConfig& cfg, std::uint32_t index);
 
   std::uint32_t index;
+  // The queue this CPU's events run in: the simulation's, or one of its own
+  // when the queues run apart (SimConfig::queues_apart).
+  EventQueue& q;
   Sched fq;
   HrtimerModel hr;
   NicModel nic;
@@ -169,14 +173,24 @@ class Simulation final : TrafficHost, GuestSender::Host {
       : cfg_(cfg),
         rng_(cfg.seed),
         other_draws_(cfg.seed ^ 0x5DEECE66DULL, 1e9 / cfg.other_irq_per_s),
-        sampler_(q_, [this] { sample(); }),
+        sampler_(q_, [this] { catch_up(sampler_marks_), sample(); }),
         progress_(std::move(progress)),
-        progress_event_(q_, [this] { report_progress(); }),
+        progress_event_(q_, [this] { catch_up(progress_marks_), report_progress(); }),
         on_sample_(std::move(on_sample)) {
     validate(cfg_);
     model_ = find_traffic_model(cfg_.traffic);
     if (model_->adjust) model_->adjust(cfg_);
-    for (std::uint32_t i = 0; i < cfg_.queues; ++i) cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, q_, cfg_, i));
+    // The queues share nothing when the traffic's flows keep to their own and
+    // nothing spans CPUs (the guest's one sender, the trace's one file, the
+    // NOHZ tick's draws from the run's generator): docs/simulator.md,
+    // "Queues apart".
+    const bool apart = cfg_.queues_apart && cfg_.queues > 1 && model_->flows_apart && !model_->shared_wakes &&
+                       !cfg_.guest.sender && !cfg_.guest.nohz_idle && cfg_.guest.event_trace.empty();
+    for (std::uint32_t i = 0; i < cfg_.queues; ++i) {
+      EventQueue* q = &q_;
+      if (apart) q = cpu_queues_.emplace_back(std::make_unique<EventQueue>()).get();
+      cpus_.push_back(std::make_unique<Cpu<Sched>>(*this, *q, cfg_, i));
+    }
     make_flows();
     if (!cfg_.guest.event_trace.empty()) {
       trace_ = std::make_unique<std::ofstream>(cfg_.guest.event_trace);
@@ -197,11 +211,16 @@ class Simulation final : TrafficHost, GuestSender::Host {
     SimResult r;
     r.config = cfg_;
     if (cfg_.other_irq_per_s > 0) next_other_irq_ = other_draws_.next();
-    q_.schedule(sampler_, std::min(cfg_.interval, cfg_.duration));
-    if (progress_) q_.schedule(progress_event_, std::max<Time>(cfg_.duration / 50, 1));
+    schedule_global(sampler_, sampler_marks_, std::min(cfg_.interval, cfg_.duration));
+    if (progress_) schedule_global(progress_event_, progress_marks_, std::max<Time>(cfg_.duration / 50, 1));
     last_sample_at_ = 0;
     if (sender_) start_guest();
     q_.run_until(cfg_.duration);
+    for (auto& q : cpu_queues_) {  // the queues apart: their last stretch
+      running_ = q.get();
+      q->run_until(cfg_.duration);
+    }
+    running_ = &q_;
     if (last_sample_at_ < cfg_.duration) sample();  // a last, shorter period
 
     r.samples = samples_;
@@ -249,6 +268,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     r.flow_rate_error_max = max_err;
     r.flow_rate_error_mean = measured ? sum_err / static_cast<double>(measured) : 0;
     r.events = q_.events_run();
+    for (const auto& q : cpu_queues_) r.events += q->events_run();
     r.flows_created = flows_created_;
     if (sender_ && !sender_->finished()) guest_window_end();  // still sending at the end
     r.guest = guest_;
@@ -270,14 +290,14 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // has taken, so flows that fell due meanwhile leave in the same run (and
   // the watchdog is re-armed later instead of firing).
   void guest_busy(Cpu<Sched>& c, std::uint32_t sent) {
-    c.busy_until = std::max(c.busy_until, q_.now()) + sent * cfg_.guest.softirq_cost;
+    c.busy_until = std::max(c.busy_until, c.q.now()) + sent * cfg_.guest.softirq_cost;
     if (sender_ && cfg_.guest.softirq_cost && (!c.softirq_more.armed() || c.softirq_more.when() > c.busy_until))
-      q_.schedule(c.softirq_more, c.busy_until);
+      c.q.schedule(c.softirq_more, c.busy_until);
   }
 
   // The CPU is idle: no task runs and no softirq work is left.
   bool cpu_idle(const Cpu<Sched>& c) const {
-    return !(sender_ && sender_->running()) && q_.now() >= c.busy_until;
+    return !(sender_ && sender_->running()) && c.q.now() >= c.busy_until;
   }
 
   void start_guest() {
@@ -329,11 +349,11 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // inlined (one frame).
   void run_qdisc(Cpu<Sched>& c) { Cpu<Sched>::run_qdisc(&c); }
   [[gnu::always_inline]] void run_qdisc_here(Cpu<Sched>& c) {
-    const RunResult res = c.runner.run(q_.now());
+    const RunResult res = c.runner.run(c.q.now());
     if (guest_cpu_ && res.sent && (c.nohz || sender_)) [[unlikely]] guest_busy(c, res.sent);
     c.wd.sync();
     // A used-up quota re-raises NET_TX; a full ring waits for completions.
-    if (res.end == RunEnd::quota && !c.softirq.armed()) q_.schedule(c.softirq, q_.now());
+    if (res.end == RunEnd::quota && !c.softirq.armed()) c.q.schedule(c.softirq, c.q.now());
   }
 
   // A departure at `now` (the queue's now()).
@@ -375,7 +395,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     p.tstamp = TrafficSource::stamp(f, 0);
     p.ce = false;
     ++offered_;
-    if (c.fq.enqueue(p, q_.now()) != Verdict::queued) [[unlikely]]
+    if (c.fq.enqueue(p, c.q.now()) != Verdict::queued) [[unlikely]]
       return refused(f, p);
     // The flow was below its allowance before p left (after a drop): top up.
     if (f.inflight < cfg_.inflight) [[unlikely]] refill_more(f);
@@ -431,7 +451,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     spare = nullptr;
     set_up(*p, f, tstamp, len);
     ++offered_;
-    if (c.fq.enqueue(*p, q_.now()) != Verdict::queued) {
+    if (c.fq.enqueue(*p, c.q.now()) != Verdict::queued) {
       ++dropped_;
       free_.push_back(p);
       return false;
@@ -460,7 +480,8 @@ class Simulation final : TrafficHost, GuestSender::Host {
   }
 
   // ------------------------------------------------------------ TrafficHost
-  Time now() const override { return q_.now(); }
+  // The time of the queue whose event runs (the queues apart: that CPU's).
+  Time now() const override { return running_->now(); }
   Rng& rng() override { return rng_; }
   const SimConfig& config() const override { return cfg_; }
 
@@ -468,7 +489,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     if (model_->shared_wakes)
       flow_timers_.schedule(f.slot, at);
     else
-      q_.schedule(*wakes_[f.slot], at);
+      wakes_[f.slot]->queue().schedule(*wakes_[f.slot], at);
   }
 
   void start(Flow& f) override {
@@ -502,10 +523,31 @@ class Simulation final : TrafficHost, GuestSender::Host {
     }
   }
 
+  // ------------------------------------------------------------ queues apart
+  // The sampler and the progress report are the simulation's own events: a
+  // CPU's event at the same time runs before one of them exactly when it was
+  // armed first, that is with a sequence number below the one its CPU's queue
+  // would have given at that moment (`marks`, one per CPU queue). No CPU's
+  // event arms them, and they arm none of a CPU's, so each CPU can run on its
+  // own up to them.
+  void schedule_global(Event& e, std::vector<std::uint64_t>& marks, Time at) {
+    marks.resize(cpu_queues_.size());
+    for (std::size_t i = 0; i < cpu_queues_.size(); ++i) marks[i] = cpu_queues_[i]->next_seq();
+    q_.schedule(e, at);
+  }
+  // Before a global event at now(): every CPU's events that come before it.
+  void catch_up(const std::vector<std::uint64_t>& marks) {
+    for (std::size_t i = 0; i < cpu_queues_.size(); ++i) {
+      running_ = cpu_queues_[i].get();
+      cpu_queues_[i]->run_before(q_.now(), marks[i]);
+    }
+    running_ = &q_;
+  }
+
   void report_progress() {
     progress_(static_cast<double>(q_.now()) / static_cast<double>(cfg_.duration));
     const Time next = q_.now() + std::max<Time>(cfg_.duration / 50, 1);
-    if (next < cfg_.duration) q_.schedule(progress_event_, next);
+    if (next < cfg_.duration) schedule_global(progress_event_, progress_marks_, next);
   }
 
   // Other interrupts interact with nothing modelled, so instead of an event
@@ -572,7 +614,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     prev_ = cur;
     last_sample_at_ = now;
     const Time next = now + cfg_.interval;
-    if (next <= cfg_.duration && now < cfg_.duration) q_.schedule(sampler_, next);
+    if (next <= cfg_.duration && now < cfg_.duration) schedule_global(sampler_, sampler_marks_, next);
   }
 
   static void add(FqStats& a, const FqStats& b) {
@@ -640,8 +682,8 @@ class Simulation final : TrafficHost, GuestSender::Host {
         if (start_at != kNever) flow_timers_.schedule(i, start_at);
         continue;
       }
-      wakes_.push_back(std::make_unique<Event>(q_, [this, &f] { woken(f); }));
-      if (start_at != kNever) q_.schedule(*wakes_.back(), start_at);
+      wakes_.push_back(std::make_unique<Event>(cpus_[f.queue]->q, [this, &f] { woken(f); }));
+      if (start_at != kNever) wakes_.back()->queue().schedule(*wakes_.back(), start_at);
     }
     for (const LatenessClass& k : source_->lateness_classes()) classes_.push_back(ClassLateness{k.name, k.gap, 0, {}});
     for (const Flow& f : flows_)
@@ -660,6 +702,11 @@ class Simulation final : TrafficHost, GuestSender::Host {
 
   SimConfig cfg_;
   EventQueue q_;
+  // The CPUs' own queues when they run apart (empty otherwise), before every
+  // event that lives in them (the CPUs, the flows' wakes).
+  std::vector<std::unique_ptr<EventQueue>> cpu_queues_;
+  EventQueue* running_ = &q_;  // the queue whose event runs (now())
+  std::vector<std::uint64_t> sampler_marks_, progress_marks_;  // schedule_global()
   Rng rng_;
   std::vector<std::unique_ptr<Cpu<Sched>>> cpus_;
   const TrafficModelInfo* model_ = nullptr;
@@ -700,24 +747,25 @@ class Simulation final : TrafficHost, GuestSender::Host {
 
 template <class Sched>
 bool TxPort<Sched>::xmit(Packet& p, bool more) {
-  const Time now = sim->now();  // the NIC's queue is the simulation's
+  const Time now = q->now();  // the NIC's
   if (!nic->xmit(p, more, now)) return false;
   sim->on_departure(p, now);
   return true;
 }
 
 template <class Sched>
-Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& q, const SimConfig& cfg, std::uint32_t i)
+Cpu<Sched>::Cpu(Simulation<Sched>& sim, EventQueue& queue, const SimConfig& cfg, std::uint32_t i)
     : index(i),
+      q(queue),
       fq(cfg.fq),
-      hr(q, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
-      nic(q, cfg.nic, NicModel::CompleteFn(&Cpu::completed, this), NicModel::PollDoneFn(&Cpu::run_qdisc, this)),
-      port{&nic, &sim},
+      hr(queue, HrtimerConfig{cfg.irq_latency, cfg.cost.timer_interrupt, cfg.cost.reprogram}),
+      nic(queue, cfg.nic, NicModel::CompleteFn(&Cpu::completed, this), NicModel::PollDoneFn(&Cpu::run_qdisc, this)),
+      port{&nic, &sim, &queue},
       runner(fq, port),
       wd(fq.watchdog(), hr, WatchdogHrtimer::FireCallback(&Cpu::watchdog_fired, this)),
-      softirq(q, &Cpu::run_qdisc, this),
+      softirq(queue, &Cpu::run_qdisc, this),
       tick(hr, Hrtimer::Callback(&Cpu::ticked, this)),
-      softirq_more(q, &Cpu::run_qdisc, this) {
+      softirq_more(queue, &Cpu::run_qdisc, this) {
   if (cfg.tick_hz) {
     tick_period = kNsecPerSec / cfg.tick_hz;
     // Ticks of different CPUs are staggered across the period.

@@ -192,6 +192,8 @@ class EventQueue {
   // the same order (every event armed from now on comes after it anyway). May
   // be true for an event moved later (conservative). O(1).
   bool maybe_due_now() const {
+    // run_before(t, ...) runs at t: an event outside this queue may be due.
+    if (now_ == stop_at_) [[unlikely]] return true;
     // The earliest entry's key is at most every armed event's.
     if (lo_ != hi_) [[likely]] return near_[lo_].at <= now_;
     return n_far_ && time_of(far_[0].key) <= now_;
@@ -212,6 +214,27 @@ class EventQueue {
     now_ = limit;
     return n;
   }
+
+  // Run every event whose key is below (t, seq): those due before `t`, and
+  // those due at `t` armed with a sequence number below `seq` (next_seq() read
+  // earlier), including those that callbacks arm below it. now() is left at
+  // the last event's time. While it runs, maybe_due_now() is true at `t`: an
+  // event of another queue is due there, after the ones that run here (a queue
+  // run in stretches beside others: docs/simulator.md, "Queues apart").
+  // Returns how many ran. Precondition: now() <= t < kNever (throws
+  // std::logic_error).
+  std::uint64_t run_before(Time t, std::uint64_t seq) {
+    if (t < now_ || t == kNever) throw std::logic_error("EventQueue::run_before: bad limit");
+    stop_at_ = t;
+    std::uint64_t n = 0;
+    while (run_first<true>(t, seq)) ++n;
+    stop_at_ = kNever;
+    return n;
+  }
+
+  // The sequence number the next arm takes: every event armed before this
+  // call has a lower one (run_before()).
+  std::uint64_t next_seq() const { return next_seq_; }
 
   // Run events until none is armed. Returns how many ran. Does not return if
   // callbacks keep re-arming events forever.
@@ -284,7 +307,10 @@ class EventQueue {
   // or when none is armed. An entry of an event moved later is filed again
   // first: its key is not the event's, which shows in the sequence number
   // alone (every arm takes its own, so equal numbers mean the same arm).
-  bool run_first(Time limit) {
+  // kBefore: run_before()'s, which also stops at an entry of time `limit`
+  // whose sequence number is `seq` or more.
+  template <bool kBefore = false>
+  bool run_first(Time limit, [[maybe_unused]] std::uint64_t seq = 0) {
     for (;;) {
       if (lo_ == hi_) [[unlikely]] {
         if (n_far_ == 0) return false;
@@ -294,6 +320,8 @@ class EventQueue {
       const Time at = f->at;
       if (at > limit) return false;
       Event& event = *f->event;
+      if constexpr (kBefore)
+        if (at == limit && static_cast<std::uint64_t>(event.filed_) >= seq) return false;
       ++lo_;
       if (static_cast<std::uint64_t>(event.filed_) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
         event.filed_ = event.key_;
@@ -444,6 +472,7 @@ class EventQueue {
   Time now_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_run_ = 0;
+  Time stop_at_ = kNever;  // run_before()'s t while it runs
 
  public:
   // schedule(event, at) for an event its owner knows is not armed (the NIC's

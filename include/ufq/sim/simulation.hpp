@@ -72,6 +72,14 @@ struct SimConfig {
   NicConfig nic;
   CostModel cost;
   GuestConfig guest;                 // the kernel-fq guest's sender and idle tick (opt-in)
+
+  // How the run is carried out, not what it simulates: when the transmit
+  // queues share nothing (a traffic model with flows_apart, no guest sender,
+  // NOHZ tick or event trace), each queue's CPU runs its events on its own up
+  // to the next sample, one CPU after another, which gives the same output
+  // faster (docs/simulator.md, "Queues apart"). false: one event queue for
+  // all CPUs, their events interleaved in time.
+  bool queues_apart = true;
 };
 
 // Work counted during a period: what the cost model turns into CPU time.

@@ -324,6 +324,11 @@ struct TrafficModelInfo {
   // The model wakes every flow often (churn): its wakes share one event and a
   // heap of their own, so the event queue stays a few entries deep.
   bool shared_wakes = false;
+  // Once the run has started, the model's source touches only the flow it is
+  // called for (no host rng(), no state shared by flows, a flow stays on its
+  // queue): the transmit queues then share nothing, and the simulator may run
+  // each queue's CPU on its own (SimConfig::queues_apart). False when unsure.
+  bool flows_apart = false;
   // Adjusts the run's configuration before anything is built (e.g. maxrate
   // derives fq's maxrate from the rate when none is given). May be empty.
   std::function<void(SimConfig&)> adjust{};

@@ -18,6 +18,7 @@ const TrafficModelInfo& traffic_model_bulk() {
       .name = "bulk",
       .help = "unpaced owners, always backlogged: the NIC sets the pace",
       .ignores = {{"rate", "unpaced flows: the NIC sets the pace"}},
+      .flows_apart = true,
       .packets =
           [](const SimConfig& c) {
             if (!c.nic.dummy) return TrafficWork{1e300, "packets (bulk traffic at line rate)", {"nic-rate", "queues", "packet-size"}};

@@ -108,6 +108,7 @@ const TrafficModelInfo& traffic_model_csv() {
       .params = {{.name = "csv", .type = TrafficParam::Type::file,
                   .help = "departure times to replay, time_ns,flow[,bytes] a line"}},
       .ignores = {{"flows", "the file's flow column makes the flows"}, {"rate", "the file's times set the pace"}},
+      .flows_apart = true,
       .packets = [](const SimConfig&) { return TrafficWork{0, "packets", {}}; },  // as many as the file holds
       .make = [](const SimConfig& c, const TrafficSettings& s) -> std::unique_ptr<TrafficSource> {
         const auto path = std::get<std::string>(traffic_setting(traffic_model_csv(), s, "csv"));

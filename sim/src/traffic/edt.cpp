@@ -8,6 +8,7 @@ const TrafficModelInfo& traffic_model_edt() {
   static const TrafficModelInfo info{
       .name = "edt",
       .help = "TCP-like owners stamp departure times (EDT) at --rate / --flows each",
+      .flows_apart = true,
       .make = [](const SimConfig&, const TrafficSettings&) -> std::unique_ptr<TrafficSource> {
         return std::make_unique<traffic::Paced>(/*measure_rate=*/true);
       },

@@ -20,6 +20,7 @@ const TrafficModelInfo& traffic_model_maxrate() {
   static const TrafficModelInfo info{
       .name = "maxrate",
       .help = "unpaced owners, fq's maxrate paces them (default maxrate: --rate / --flows per flow)",
+      .flows_apart = true,
       .adjust =
           [](SimConfig& c) {
             if (c.fq.maxrate == kUnlimitedRate) c.fq.maxrate = static_cast<Rate>(c.rate_pps / c.flows * c.packet_size);

@@ -59,6 +59,7 @@ const TrafficModelInfo& traffic_model_mixed() {
                  {.name = "slow-gap", .type = TrafficParam::Type::time, .help = "packet gap of a slow flow",
                   .default_time = 12 * kNsecPerMsec, .min = 100, .max = 3600 * kNsecPerSec}},
       .ignores = {{"rate", "each flow's gap sets its rate (--fast-gap, --slow-gap)"}},
+      .flows_apart = true,
       .packets =
           [](const SimConfig& c) {
             const Settings s = settings_of(traffic_model_mixed(), c.traffic_settings);

@@ -13,6 +13,7 @@ const TrafficModelInfo& traffic_model_pcap() {
       .ignores = {{"flows", "the capture's 5-tuples make the flows"},
                   {"rate", "the capture's times set the pace"},
                   {"packet-size", "each packet keeps its captured length"}},
+      .flows_apart = true,
       .packets = [](const SimConfig&) { return TrafficWork{0, "packets", {}}; },  // as many as the capture holds
       .make = [](const SimConfig&, const TrafficSettings& s) -> std::unique_ptr<TrafficSource> {
         const auto path = std::get<std::string>(traffic_setting(traffic_model_pcap(), s, "pcap"));

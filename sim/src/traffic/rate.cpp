@@ -24,6 +24,7 @@ const TrafficModelInfo& traffic_model_rate() {
   static const TrafficModelInfo info{
       .name = "rate",
       .help = "UDP-like owners set a pacing rate (SO_MAX_PACING_RATE) of --rate / --flows each; fq spaces them",
+      .flows_apart = true,
       .make = [](const SimConfig&, const TrafficSettings&) -> std::unique_ptr<TrafficSource> {
         return std::make_unique<RatePaced>();
       },

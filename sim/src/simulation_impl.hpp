@@ -269,6 +269,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
     r.flow_rate_error_mean = measured ? sum_err / static_cast<double>(measured) : 0;
     r.events = q_.events_run();
     for (const auto& q : cpu_queues_) r.events += q->events_run();
+    r.queues_apart = !cpu_queues_.empty();
     r.flows_created = flows_created_;
     if (sender_ && !sender_->finished()) guest_window_end();  // still sending at the end
     r.guest = guest_;

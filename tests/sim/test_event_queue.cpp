@@ -540,6 +540,50 @@ TEST(EventQueue, MaybeDueNowSeesAnEventDueAtTheSameInstant) {
   EXPECT_TRUE(q.maybe_due_now());
 }
 
+// run_before(t, seq), a queue run in stretches beside another (the
+// simulator's queues apart): what is due before t runs, and at t only what was
+// armed before next_seq() gave seq, also when armed by a callback in the
+// stretch; maybe_due_now() is true at t meanwhile (the other queue's event is
+// due there) and false again after.
+TEST(EventQueue, RunBeforeStopsAtTheKey) {
+  EventQueue q;
+  std::vector<int> ran, due_now;
+  Event a(q, [&] { ran.push_back(1); });
+  Event late(q, [&] { ran.push_back(6); });  // armed at 10 by `b`, after the mark
+  Event b(q, [&] {
+    ran.push_back(2);
+    due_now.push_back(q.maybe_due_now() ? 1 : 0);
+    q.schedule(late, 10);
+  });
+  Event c(q, [&] { ran.push_back(3); });
+  Event d(q, [&] { ran.push_back(4); });
+  Event early(q, [&] {  // due at 7, before t: it runs, with nothing else due at 7
+    ran.push_back(5);
+    due_now.push_back(q.maybe_due_now() ? 1 : 0);
+  });
+  q.schedule(a, 5);
+  q.schedule(b, 10);
+  q.schedule(early, 7);
+  const std::uint64_t mark = q.next_seq();
+  q.schedule(c, 12);
+  q.schedule(d, 20);
+  EXPECT_EQ(q.run_before(10, mark), 3u);
+  EXPECT_EQ(ran, (std::vector<int>{1, 5, 2}));
+  // At 7 nothing is due; at 10 nothing of this queue but the stretch's end.
+  EXPECT_EQ(due_now, (std::vector<int>{0, 1}));
+  EXPECT_EQ(q.now(), 10u);
+  EXPECT_TRUE(late.armed());
+  EXPECT_EQ(q.run_before(10, mark), 0u);  // nothing more below the key
+  EXPECT_EQ(q.run_before(15, 0), 2u);     // late (at 10), then c (at 12)
+  EXPECT_EQ(ran, (std::vector<int>{1, 5, 2, 6, 3}));
+  EXPECT_EQ(q.now(), 12u);  // left at the last event's time
+  EXPECT_THROW(q.run_before(9, 0), std::logic_error);
+  EXPECT_THROW(q.run_before(kNever, 0), std::logic_error);
+  EXPECT_EQ(q.run_until(20), 1u);
+  EXPECT_EQ(ran.back(), 4);
+  EXPECT_FALSE(q.maybe_due_now());  // nothing armed, no stretch running
+}
+
 TEST(EventQueue, SteadyStateDoesNotAllocate) {
   EventQueue q;
   std::vector<std::unique_ptr<Event>> ev;

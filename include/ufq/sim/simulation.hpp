@@ -150,7 +150,12 @@ struct SimResult {
   FqStats qdisc;                    // summed over the transmit queues
   NicStats nic;                     // summed
   std::uint64_t reprograms = 0;
-  std::uint64_t events = 0;         // simulation events run
+  // Simulation events run. With the queues apart a CPU's NET_TX may run at
+  // an interrupt's end where one queue for all CPUs arms an event for it
+  // (another CPU has an event at that instant): the count may be lower, the
+  // run the same.
+  std::uint64_t events = 0;
+  bool queues_apart = false;        // the CPUs' events ran in queues of their own (SimConfig::queues_apart)
   std::uint64_t flows_created = 0;  // flows the traffic started (churn: initial + replacements)
   std::uint64_t peak_rss_kb = 0;    // set by a caller that measures memory; 0 = not measured
   // The guest model (SimConfig::guest): the counts over the sender's send

@@ -916,7 +916,9 @@ class FqScheduler::Impl {
   // The same with the head flow given (`fi`, at `f`). A flow that sends stays
   // at the head (nullptr: it has left it), so a burst visits it again
   // without looking it up.
-  template <bool kNew, bool kPlain = false>
+  // kNoCe: known now < ce_threshold_ns_ (a burst's compile-time copy), so
+  // no departure is late by the threshold: mark_departure()'s test left out.
+  template <bool kNew, bool kPlain = false, bool kNoCe = false>
   UFQ_INLINE Packet* visit_flow_5_7(Band& b, std::uint32_t fi, Flow* f, Time now) {
     FlowList* head = kNew ? &b.new_flows : &b.old_flows;
     if (f->credit <= 0) {
@@ -947,7 +949,10 @@ class FqScheduler::Impl {
       set_throttled<kPlain>(fi, f, now, tnp);
       return nullptr;
     }
-    mark_departure(p, now, tnp);
+    if (kNoCe)
+      p->due = tnp;
+    else
+      mark_departure(p, now, tnp);
     dequeue_packet(f, p);
     --f->qlen;
     f->credit = wrap_sub(f->credit, p->len);
@@ -1137,7 +1142,11 @@ class FqScheduler::Impl {
       arm_watchdog();
       return 0;
     }
-    return plain_ ? dequeue_burst_5_7_plain(now, out) : dequeue_burst_5_7(now, out);
+    if (!plain_) return dequeue_burst_5_7(now, out);
+    // Before the CE threshold no due packet (tnp <= now) can be late by it
+    // (now - tnp <= now < threshold): with the threshold off (the default,
+    // about 71 minutes) that is every burst.
+    return now < ce_threshold_ns_ ? dequeue_burst_5_7_plain_no_ce(now, out) : dequeue_burst_5_7_plain(now, out);
   }
   // A 5.7 burst would release nothing and find no flow to visit: packets are
   // queued (the internal queue empty), the first throttled flow is not due and
@@ -1162,7 +1171,11 @@ class FqScheduler::Impl {
   [[gnu::noinline]] std::size_t dequeue_burst_5_7_plain(Time now, std::span<Packet*> out) {
     return dequeue_burst_as<false, true>(now, out);
   }
-  template <bool kLatest, bool kPlain = false>
+  // The same without the CE test. Pre: now < ce_threshold_ns_.
+  [[gnu::noinline]] std::size_t dequeue_burst_5_7_plain_no_ce(Time now, std::span<Packet*> out) {
+    return dequeue_burst_as<false, true, true>(now, out);
+  }
+  template <bool kLatest, bool kPlain = false, bool kNoCe = false>
   UFQ_INLINE std::size_t dequeue_burst_as(Time now, std::span<Packet*> out) {
     const std::size_t cap = out.size();
     std::size_t n = 0;
@@ -1178,7 +1191,7 @@ class FqScheduler::Impl {
     if constexpr (kLatest)
       return dequeue_flows_latest(now, out.data(), n, cap);
     else
-      return dequeue_flows_5_7<kPlain>(now, out.data(), n, cap);
+      return dequeue_flows_5_7<kPlain, kNoCe>(now, out.data(), n, cap);
   }
 
   bool b0_idle() const { return (bands_[0].new_flows.first & bands_[0].old_flows.first) == kNil; }
@@ -1199,14 +1212,14 @@ class FqScheduler::Impl {
   // dequeue_5_7() likewise, its two list loops kept across the dequeues: the
   // new list cannot refill within the burst, so once the old list's turn has
   // come, no dequeue looks at the new list again.
-  // Pre: n < cap, qlen_ > 0.
-  template <bool kPlain>
+  // Pre: n < cap, qlen_ > 0; kNoCe: now < ce_threshold_ns_.
+  template <bool kPlain, bool kNoCe = false>
   UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
     Band& b = bands_[0];
     const Time ce_now = now - ce_threshold_ns_;  // mark_departure_by()
     for (std::uint32_t fi; (fi = b.new_flows.first) != kNil;) {
       Flow* f = &flows_[fi];
-      while (Packet* p = visit_flow_5_7<true, kPlain>(b, fi, f, now)) {
+      while (Packet* p = visit_flow_5_7<true, kPlain, kNoCe>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }
@@ -1229,7 +1242,10 @@ class FqScheduler::Impl {
             throttled = true;
             break;
           }
-          mark_departure_by(p, tnp, ce_now);
+          if (kNoCe)
+            p->due = tnp;
+          else
+            mark_departure_by(p, tnp, ce_now);
           if (p == tail) {
             tail = nullptr;
             f->tail = nullptr;
@@ -1261,7 +1277,7 @@ class FqScheduler::Impl {
           }
         }
       }
-      while (Packet* p = visit_flow_5_7<false, kPlain>(b, fi, f, now)) {
+      while (Packet* p = visit_flow_5_7<false, kPlain, kNoCe>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }

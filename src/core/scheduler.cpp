@@ -720,20 +720,49 @@ class FqScheduler::Impl {
   // flow is in band 0 (only the latest enqueue sets a flow's band).
   template <bool kBand0>
   UFQ_INLINE void release_from_lane(Time until) {
-    delayed_.drain_lane([&](const Entry& e) {
+    if constexpr (kBand0) {
+      release_to_band0(until);
+    } else {
+      delayed_.drain_lane([&](const Entry& e) {
+        if (e.t > until) {
+          time_next_delayed_flow_ = e.t;
+          return false;
+        }
+        // The index read once, the count after: a 32-bit store could alias `e`.
+        const std::uint32_t fi = e.idx;
+        add_tail(fi, FlowState::old_list);
+        --throttled_flows_;
+        return true;
+      });
+    }
+  }
+  // The same in 5.7: the released flows, in lane order, joined to band 0's
+  // old list as one chain, each record written once (its state, the link to
+  // it); the chain's end, the list's last and the count after the loop. The
+  // same list as append() for each flow, which also wrote each link kNil
+  // and re-read the list's ends (the flows' stores could alias them).
+  UFQ_INLINE void release_to_band0(Time until) {
+    FlowList& l = bands_[0].old_flows;
+    Flow* const flows = flows_.data();
+    std::uint32_t* link = l.first == kNil ? &l.first : &flows[l.last].next;
+    std::uint32_t last = kNil;
+    const std::size_t released = delayed_.drain_lane([&](const Entry& e) {
       if (e.t > until) {
         time_next_delayed_flow_ = e.t;
         return false;
       }
-      // The index read once, the count after: a 32-bit store could alias `e`.
       const std::uint32_t fi = e.idx;
-      if (kBand0)
-        append(bands_[0].old_flows, fi, FlowState::old_list);
-      else
-        add_tail(fi, FlowState::old_list);
-      --throttled_flows_;
+      *link = fi;
+      Flow* f = &flows[fi];
+      link = &f->next;
+      set_state(f, FlowState::old_list);
+      last = fi;
       return true;
     });
+    if (last == kNil) return;
+    *link = kNil;
+    l.last = last;
+    throttled_flows_ -= static_cast<std::uint32_t>(released);
   }
 
   // Flows leave the throttled set in lane order and their head packets are

@@ -1281,7 +1281,8 @@ class FqScheduler::Impl {
           } else {
             tail->next_ = p->next_;
           }
-          p->next_ = nullptr;
+          // p->next_ is left as it is: private to the scheduler, and every
+          // enqueue writes it (link(), or the tree's insert) before reading.
           count_dequeue(p);
           --f->qlen;
           f->credit = wrap_sub(f->credit, p->len);

@@ -500,7 +500,7 @@ class FqScheduler::Impl {
   bool fastpath_ok(const Packet& pkt, Time now) const {
     if (pkt.time_to_send_ > now + offload_ns_) return false;
     if (qlen_ != 0) {
-      if (flows_n_ != inactive_flows_ + throttled_flows_) return false;
+      if (flows_n_ != inactive_flows_ + throttled_flows()) return false;
       if (internal_.qlen >= 8) return false;
       if (time_next_delayed_flow_ <= now + offload_ns_) return false;
     }
@@ -636,8 +636,7 @@ class FqScheduler::Impl {
     delayed_.push(tnp, seq, i);
     if (!kPlain && adaptive_) [[unlikely]]
       push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
-    set_state(f, FlowState::throttled);
-    ++throttled_flows_;  // st_.throttled is throttle_seq_ (stats())
+    set_state(f, FlowState::throttled);  // counted by throttled_flows(); st_.throttled is throttle_seq_ (stats())
     if (time_next_delayed_flow_ > tnp) time_next_delayed_flow_ = tnp;
   }
 
@@ -648,14 +647,19 @@ class FqScheduler::Impl {
            f.next == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
   }
 
+  // The throttled flows: each has one live entry, every other entry is
+  // stale. Derived, not counted: no count to move at each throttle and release.
+  std::uint32_t throttled_flows() const { return static_cast<std::uint32_t>(delayed_.size() - stale_); }
+
   // Leaving the set early (socket reuse): the entry goes stale.
   void unset_throttled(std::uint32_t i) {
-    --throttled_flows_;
+    ++stale_;
     add_tail(i, FlowState::old_list);
     maybe_stale_ = true;
-    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024) {
+    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows()) + 1024) {
       delayed_.compact([this](const Entry& e) { return live(e); });
       maybe_stale_ = false;  // compact() kept the live entries only
+      stale_ = 0;
     }
   }
 
@@ -701,6 +705,7 @@ class FqScheduler::Impl {
       if (!e) break;
       if (!live(*e)) {
         delayed_.pop(from_lane);
+        --stale_;
         continue;
       }
       if (e->t > until) {
@@ -709,7 +714,6 @@ class FqScheduler::Impl {
       }
       const std::uint32_t fi = e->idx;
       delayed_.pop(from_lane);
-      --throttled_flows_;
       add_tail(fi, FlowState::old_list);
       if (prefetch) prefetch_due_soon();
     }
@@ -728,25 +732,22 @@ class FqScheduler::Impl {
           time_next_delayed_flow_ = e.t;
           return false;
         }
-        // The index read once, the count after: a 32-bit store could alias `e`.
-        const std::uint32_t fi = e.idx;
-        add_tail(fi, FlowState::old_list);
-        --throttled_flows_;
+        add_tail(e.idx, FlowState::old_list);
         return true;
       });
     }
   }
   // The same in 5.7: the released flows, in lane order, joined to band 0's
   // old list as one chain, each record written once (its state, the link to
-  // it); the chain's end, the list's last and the count after the loop. The
-  // same list as append() for each flow, which also wrote each link kNil
-  // and re-read the list's ends (the flows' stores could alias them).
+  // it); the chain's end and the list's last after the loop. The same list
+  // as append() for each flow, which also wrote each link kNil and re-read
+  // the list's ends (the flows' stores could alias them).
   UFQ_INLINE void release_to_band0(Time until) {
     FlowList& l = bands_[0].old_flows;
     Flow* const flows = flows_.data();
     std::uint32_t* link = l.first == kNil ? &l.first : &flows[l.last].next;
     std::uint32_t last = kNil;
-    const std::size_t released = delayed_.drain_lane([&](const Entry& e) {
+    delayed_.drain_lane([&](const Entry& e) {
       if (e.t > until) {
         time_next_delayed_flow_ = e.t;
         return false;
@@ -762,7 +763,6 @@ class FqScheduler::Impl {
     if (last == kNil) return;
     *link = kNil;
     l.last = last;
-    throttled_flows_ -= static_cast<std::uint32_t>(released);
   }
 
   // Flows leave the throttled set in lane order and their head packets are
@@ -807,7 +807,7 @@ class FqScheduler::Impl {
     return f.state == FlowState::throttled && f.next == static_cast<std::uint32_t>(e.seq);
   }
   UFQ_COLD void push_deadline(Time deadline, std::uint64_t seq, std::uint32_t i) {
-    if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+    if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows()) + 1024)
       deadlines_.compact([this](const Entry& e) { return live_deadline(e); });
     deadlines_.push(deadline, seq, i);
   }
@@ -1358,6 +1358,7 @@ class FqScheduler::Impl {
         if (e->t > until) {
           if (kMaybeStale && !live(*e)) {
             delayed_.pop(from_lane);
+            --stale_;
             continue;
           }
           time_next_delayed_flow_ = e->t;
@@ -1371,9 +1372,11 @@ class FqScheduler::Impl {
       }
       std::size_t released = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        if (kMaybeStale && !live(due[k])) continue;
+        if (kMaybeStale && !live(due[k])) {
+          --stale_;
+          continue;
+        }
         const std::uint32_t i = fi[k];
-        --throttled_flows_;
         add_tail(i, FlowState::old_list);
         if (const Packet* t = flows_[i].tail) {
           prefetch_span(&t->len, &t->ce);
@@ -1493,6 +1496,7 @@ class FqScheduler::Impl {
     purge(&internal_, sink);
     delayed_.clear();
     maybe_stale_ = false;
+    stale_ = 0;
     deadlines_.clear();
     // Purge in the reference's order is not required: purged packets are
     // handed back, their order is not a scheduling decision.
@@ -1508,7 +1512,7 @@ class FqScheduler::Impl {
     age_head_ = age_tail_ = kNil;
     qlen_ = 0;
     queued_bytes_ = st_.bytes;  // a backlog of 0
-    flows_n_ = inactive_flows_ = throttled_flows_ = 0;
+    flows_n_ = inactive_flows_ = 0;
     band_pkt_count_ = {};
   }
 
@@ -1525,7 +1529,7 @@ class FqScheduler::Impl {
     s.qlen = qlen_;
     s.flows = flows_n_;
     s.inactive_flows = inactive_flows_;
-    s.throttled_flows = throttled_flows_;
+    s.throttled_flows = throttled_flows();
     s.time_next_delayed_flow = static_cast<std::int64_t>(time_next_delayed_flow_ + cfg_.timer_slack_ns - now);
     s.unthrottle_latency_ns =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(unthrottle_latency_ns_, 0xFFFFFFFFULL));
@@ -1579,12 +1583,13 @@ class FqScheduler::Impl {
   // Some entry of delayed_ may be stale (a flow left the set early:
   // unset_throttled()); until then every entry is live, its flow's only one.
   bool maybe_stale_ = false;
+  std::size_t stale_ = 0;  // stale entries in delayed_
   std::uint64_t throttle_seq_ = 0;
   std::uint32_t age_head_ = kNil, age_tail_ = kNil;
   Time time_next_delayed_flow_ = kNever;
   std::uint64_t unthrottle_latency_ns_ = 0;
   std::array<std::uint32_t, kBands> band_pkt_count_{};
-  std::uint32_t flows_n_ = 0, inactive_flows_ = 0, throttled_flows_ = 0;
+  std::uint32_t flows_n_ = 0, inactive_flows_ = 0;
   std::uint32_t qlen_ = 0;
   std::uint64_t queued_bytes_ = 0;  // bytes ever queued, less those purged by reset(): stats()
   FqStats st_;  // backlog, dequeued and throttled derived in stats()

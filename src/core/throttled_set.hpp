@@ -504,18 +504,16 @@ class ThrottledSet {
   // common case) the lane's front is the set's: drain_lane() pops from the
   // front while visit(entry) returns true (the entry stays when it returns
   // false), without the wheel's tests, the ring's position kept in registers.
-  // visit() must not touch the set. Returns how many entries it popped.
+  // visit() must not touch the set.
   bool wheel_empty() const { return wheel_.empty(); }
   template <class Visit>
-  [[gnu::always_inline]] std::size_t drain_lane(Visit&& visit) {
-    const std::size_t before = lane_size_;
-    std::size_t head = lane_head_, size = before;
+  [[gnu::always_inline]] void drain_lane(Visit&& visit) {
+    std::size_t head = lane_head_, size = lane_size_;
     const Entry* lane = lane_.data();
     const std::size_t mask = lane_mask_;
     for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
     lane_head_ = head;
     lane_size_ = size;
-    return before - size;
   }
   // fn(entry) for the lane's first min(k, lane size) entries, front first.
   template <class Fn>

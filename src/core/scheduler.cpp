@@ -1008,6 +1008,17 @@ class FqScheduler::Impl {
     if ((kPlain || edt_unpaced_) && p->tstamp != 0) return;
     detail::pace(*f, *p, now, cfg_, st_);
   }
+  // The same for a caller holding the flow's credit after the charge
+  // (`credit`, not yet stored): stores it, and returns the credit after
+  // pacing (detail::pace() may zero it).
+  template <bool kPlain>
+  UFQ_INLINE std::int32_t pace_credit(Flow* f, const Packet* p, Time now, std::int32_t credit) {
+    f->credit = credit;
+    if ((kPlain || edt_unpaced_) && p->tstamp != 0) [[likely]]
+      return credit;
+    detail::pace(*f, *p, now, cfg_, st_);
+    return f->credit;
+  }
 
   // ---------------------------------------------------------------- bursts
   // docs/architecture.md#batched-calls. The decisions are those of the single
@@ -1283,10 +1294,14 @@ class FqScheduler::Impl {
           }
           // p->next_ is left as it is: private to the scheduler, and every
           // enqueue writes it (link(), or the tree's insert) before reading.
-          count_dequeue(p);
+          // The length and the credit read once: the counters' stores
+          // could alias both.
+          const std::uint32_t len = p->len;
+          st_.bytes += len;
+          st_.packets += p->segments;
+          --qlen_;
           --f->qlen;
-          f->credit = wrap_sub(f->credit, p->len);
-          pace<kPlain>(f, p, now);
+          const std::int32_t credit = pace_credit<kPlain>(f, p, now, wrap_sub(f->credit, len));
           out[n++] = p;
           if (n == cap) return n;
           // The queue empty means this FIFO too (no side tree here): the
@@ -1295,7 +1310,7 @@ class FqScheduler::Impl {
             if (qlen_ == 0) return n;
             break;
           }
-          if (f->credit <= 0) break;
+          if (credit <= 0) break;
         }
         if (throttled) continue;
         if (f->credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)

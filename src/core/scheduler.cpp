@@ -1272,6 +1272,7 @@ class FqScheduler::Impl {
         // the same decisions: send while due and in credit, a throttle when
         // the head is not due; the rest (credit used, empty) below.
         Packet* tail = f->tail;
+        std::int32_t credit = f->credit;  // f->credit, in a register likewise
         bool throttled = false;
         for (;;) {
           Packet* p = tail->next_;
@@ -1294,14 +1295,13 @@ class FqScheduler::Impl {
           }
           // p->next_ is left as it is: private to the scheduler, and every
           // enqueue writes it (link(), or the tree's insert) before reading.
-          // The length and the credit read once: the counters' stores
-          // could alias both.
+          // The length read once: the counters' stores could alias it.
           const std::uint32_t len = p->len;
           st_.bytes += len;
           st_.packets += p->segments;
           --qlen_;
           --f->qlen;
-          const std::int32_t credit = pace_credit<kPlain>(f, p, now, wrap_sub(f->credit, len));
+          credit = pace_credit<kPlain>(f, p, now, wrap_sub(credit, len));
           out[n++] = p;
           if (n == cap) return n;
           // The queue empty means this FIFO too (no side tree here): the
@@ -1313,7 +1313,7 @@ class FqScheduler::Impl {
           if (credit <= 0) break;
         }
         if (throttled) continue;
-        if (f->credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
+        if (credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
           f->credit = wrap_add(f->credit, cfg_.quantum);
           if (f->next != kNil || f->credit <= 0) {
             b.old_flows.first = f->next;

@@ -500,7 +500,7 @@ class FqScheduler::Impl {
   bool fastpath_ok(const Packet& pkt, Time now) const {
     if (pkt.time_to_send_ > now + offload_ns_) return false;
     if (qlen_ != 0) {
-      if (flows_n_ != inactive_flows_ + throttled_flows_) return false;
+      if (flows_n_ != inactive_flows_ + throttled_flows()) return false;
       if (internal_.qlen >= 8) return false;
       if (time_next_delayed_flow_ <= now + offload_ns_) return false;
     }
@@ -636,8 +636,7 @@ class FqScheduler::Impl {
     delayed_.push(tnp, seq, i);
     if (!kPlain && adaptive_) [[unlikely]]
       push_deadline(detail::slack_deadline(tnp, now, cfg_), seq, i);
-    set_state(f, FlowState::throttled);
-    ++throttled_flows_;  // st_.throttled is throttle_seq_ (stats())
+    set_state(f, FlowState::throttled);  // counted by throttled_flows(); st_.throttled is throttle_seq_ (stats())
     if (time_next_delayed_flow_ > tnp) time_next_delayed_flow_ = tnp;
   }
 
@@ -648,14 +647,19 @@ class FqScheduler::Impl {
            f.next == static_cast<std::uint32_t>(e.seq) && f.time_next_packet == e.t;
   }
 
+  // The throttled flows: each has one live entry, every other entry is
+  // stale. Derived, not counted: no count to move at each throttle and release.
+  std::uint32_t throttled_flows() const { return static_cast<std::uint32_t>(delayed_.size() - stale_); }
+
   // Leaving the set early (socket reuse): the entry goes stale.
   void unset_throttled(std::uint32_t i) {
-    --throttled_flows_;
+    ++stale_;
     add_tail(i, FlowState::old_list);
     maybe_stale_ = true;
-    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024) {
+    if (delayed_.size() > 2 * static_cast<std::size_t>(throttled_flows()) + 1024) {
       delayed_.compact([this](const Entry& e) { return live(e); });
       maybe_stale_ = false;  // compact() kept the live entries only
+      stale_ = 0;
     }
   }
 
@@ -701,6 +705,7 @@ class FqScheduler::Impl {
       if (!e) break;
       if (!live(*e)) {
         delayed_.pop(from_lane);
+        --stale_;
         continue;
       }
       if (e->t > until) {
@@ -709,7 +714,6 @@ class FqScheduler::Impl {
       }
       const std::uint32_t fi = e->idx;
       delayed_.pop(from_lane);
-      --throttled_flows_;
       add_tail(fi, FlowState::old_list);
       if (prefetch) prefetch_due_soon();
     }
@@ -720,20 +724,45 @@ class FqScheduler::Impl {
   // flow is in band 0 (only the latest enqueue sets a flow's band).
   template <bool kBand0>
   UFQ_INLINE void release_from_lane(Time until) {
+    if constexpr (kBand0) {
+      release_to_band0(until);
+    } else {
+      delayed_.drain_lane([&](const Entry& e) {
+        if (e.t > until) {
+          time_next_delayed_flow_ = e.t;
+          return false;
+        }
+        add_tail(e.idx, FlowState::old_list);
+        return true;
+      });
+    }
+  }
+  // The same in 5.7: the released flows, in lane order, joined to band 0's
+  // old list as one chain, each record written once (its state, the link to
+  // it); the chain's end and the list's last after the loop. The same list
+  // as append() for each flow, which also wrote each link kNil and re-read
+  // the list's ends (the flows' stores could alias them).
+  UFQ_INLINE void release_to_band0(Time until) {
+    FlowList& l = bands_[0].old_flows;
+    Flow* const flows = flows_.data();
+    std::uint32_t* link = l.first == kNil ? &l.first : &flows[l.last].next;
+    std::uint32_t last = kNil;
     delayed_.drain_lane([&](const Entry& e) {
       if (e.t > until) {
         time_next_delayed_flow_ = e.t;
         return false;
       }
-      // The index read once, the count after: a 32-bit store could alias `e`.
       const std::uint32_t fi = e.idx;
-      if (kBand0)
-        append(bands_[0].old_flows, fi, FlowState::old_list);
-      else
-        add_tail(fi, FlowState::old_list);
-      --throttled_flows_;
+      *link = fi;
+      Flow* f = &flows[fi];
+      link = &f->next;
+      set_state(f, FlowState::old_list);
+      last = fi;
       return true;
     });
+    if (last == kNil) return;
+    *link = kNil;
+    l.last = last;
   }
 
   // Flows leave the throttled set in lane order and their head packets are
@@ -778,7 +807,7 @@ class FqScheduler::Impl {
     return f.state == FlowState::throttled && f.next == static_cast<std::uint32_t>(e.seq);
   }
   UFQ_COLD void push_deadline(Time deadline, std::uint64_t seq, std::uint32_t i) {
-    if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows_) + 1024)
+    if (deadlines_.size() > 2 * static_cast<std::size_t>(throttled_flows()) + 1024)
       deadlines_.compact([this](const Entry& e) { return live_deadline(e); });
     deadlines_.push(deadline, seq, i);
   }
@@ -916,7 +945,9 @@ class FqScheduler::Impl {
   // The same with the head flow given (`fi`, at `f`). A flow that sends stays
   // at the head (nullptr: it has left it), so a burst visits it again
   // without looking it up.
-  template <bool kNew, bool kPlain = false>
+  // kNoCe: known now < ce_threshold_ns_ (a burst's compile-time copy), so
+  // no departure is late by the threshold: mark_departure()'s test left out.
+  template <bool kNew, bool kPlain = false, bool kNoCe = false>
   UFQ_INLINE Packet* visit_flow_5_7(Band& b, std::uint32_t fi, Flow* f, Time now) {
     FlowList* head = kNew ? &b.new_flows : &b.old_flows;
     if (f->credit <= 0) {
@@ -947,7 +978,10 @@ class FqScheduler::Impl {
       set_throttled<kPlain>(fi, f, now, tnp);
       return nullptr;
     }
-    mark_departure(p, now, tnp);
+    if (kNoCe)
+      p->due = tnp;
+    else
+      mark_departure(p, now, tnp);
     dequeue_packet(f, p);
     --f->qlen;
     f->credit = wrap_sub(f->credit, p->len);
@@ -973,6 +1007,17 @@ class FqScheduler::Impl {
   UFQ_INLINE void pace(Flow* f, const Packet* p, Time now) {
     if ((kPlain || edt_unpaced_) && p->tstamp != 0) return;
     detail::pace(*f, *p, now, cfg_, st_);
+  }
+  // The same for a caller holding the flow's credit after the charge
+  // (`credit`, not yet stored): stores it, and returns the credit after
+  // pacing (detail::pace() may zero it).
+  template <bool kPlain>
+  UFQ_INLINE std::int32_t pace_credit(Flow* f, const Packet* p, Time now, std::int32_t credit) {
+    f->credit = credit;
+    if ((kPlain || edt_unpaced_) && p->tstamp != 0) [[likely]]
+      return credit;
+    detail::pace(*f, *p, now, cfg_, st_);
+    return f->credit;
   }
 
   // ---------------------------------------------------------------- bursts
@@ -1137,7 +1182,11 @@ class FqScheduler::Impl {
       arm_watchdog();
       return 0;
     }
-    return plain_ ? dequeue_burst_5_7_plain(now, out) : dequeue_burst_5_7(now, out);
+    if (!plain_) return dequeue_burst_5_7(now, out);
+    // Before the CE threshold no due packet (tnp <= now) can be late by it
+    // (now - tnp <= now < threshold): with the threshold off (the default,
+    // about 71 minutes) that is every burst.
+    return now < ce_threshold_ns_ ? dequeue_burst_5_7_plain_no_ce(now, out) : dequeue_burst_5_7_plain(now, out);
   }
   // A 5.7 burst would release nothing and find no flow to visit: packets are
   // queued (the internal queue empty), the first throttled flow is not due and
@@ -1162,7 +1211,11 @@ class FqScheduler::Impl {
   [[gnu::noinline]] std::size_t dequeue_burst_5_7_plain(Time now, std::span<Packet*> out) {
     return dequeue_burst_as<false, true>(now, out);
   }
-  template <bool kLatest, bool kPlain = false>
+  // The same without the CE test. Pre: now < ce_threshold_ns_.
+  [[gnu::noinline]] std::size_t dequeue_burst_5_7_plain_no_ce(Time now, std::span<Packet*> out) {
+    return dequeue_burst_as<false, true, true>(now, out);
+  }
+  template <bool kLatest, bool kPlain = false, bool kNoCe = false>
   UFQ_INLINE std::size_t dequeue_burst_as(Time now, std::span<Packet*> out) {
     const std::size_t cap = out.size();
     std::size_t n = 0;
@@ -1178,7 +1231,7 @@ class FqScheduler::Impl {
     if constexpr (kLatest)
       return dequeue_flows_latest(now, out.data(), n, cap);
     else
-      return dequeue_flows_5_7<kPlain>(now, out.data(), n, cap);
+      return dequeue_flows_5_7<kPlain, kNoCe>(now, out.data(), n, cap);
   }
 
   bool b0_idle() const { return (bands_[0].new_flows.first & bands_[0].old_flows.first) == kNil; }
@@ -1199,14 +1252,14 @@ class FqScheduler::Impl {
   // dequeue_5_7() likewise, its two list loops kept across the dequeues: the
   // new list cannot refill within the burst, so once the old list's turn has
   // come, no dequeue looks at the new list again.
-  // Pre: n < cap, qlen_ > 0.
-  template <bool kPlain>
+  // Pre: n < cap, qlen_ > 0; kNoCe: now < ce_threshold_ns_.
+  template <bool kPlain, bool kNoCe = false>
   UFQ_INLINE std::size_t dequeue_flows_5_7(Time now, Packet** out, std::size_t n, std::size_t cap) {
     Band& b = bands_[0];
     const Time ce_now = now - ce_threshold_ns_;  // mark_departure_by()
     for (std::uint32_t fi; (fi = b.new_flows.first) != kNil;) {
       Flow* f = &flows_[fi];
-      while (Packet* p = visit_flow_5_7<true, kPlain>(b, fi, f, now)) {
+      while (Packet* p = visit_flow_5_7<true, kPlain, kNoCe>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }
@@ -1219,6 +1272,7 @@ class FqScheduler::Impl {
         // the same decisions: send while due and in credit, a throttle when
         // the head is not due; the rest (credit used, empty) below.
         Packet* tail = f->tail;
+        std::int32_t credit = f->credit;  // f->credit, in a register likewise
         bool throttled = false;
         for (;;) {
           Packet* p = tail->next_;
@@ -1229,18 +1283,25 @@ class FqScheduler::Impl {
             throttled = true;
             break;
           }
-          mark_departure_by(p, tnp, ce_now);
+          if (kNoCe)
+            p->due = tnp;
+          else
+            mark_departure_by(p, tnp, ce_now);
           if (p == tail) {
             tail = nullptr;
             f->tail = nullptr;
           } else {
             tail->next_ = p->next_;
           }
-          p->next_ = nullptr;
-          count_dequeue(p);
+          // p->next_ is left as it is: private to the scheduler, and every
+          // enqueue writes it (link(), or the tree's insert) before reading.
+          // The length read once: the counters' stores could alias it.
+          const std::uint32_t len = p->len;
+          st_.bytes += len;
+          st_.packets += p->segments;
+          --qlen_;
           --f->qlen;
-          f->credit = wrap_sub(f->credit, p->len);
-          pace<kPlain>(f, p, now);
+          credit = pace_credit<kPlain>(f, p, now, wrap_sub(credit, len));
           out[n++] = p;
           if (n == cap) return n;
           // The queue empty means this FIFO too (no side tree here): the
@@ -1249,10 +1310,10 @@ class FqScheduler::Impl {
             if (qlen_ == 0) return n;
             break;
           }
-          if (f->credit <= 0) break;
+          if (credit <= 0) break;
         }
         if (throttled) continue;
-        if (f->credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
+        if (credit <= 0) {  // its next visit: visit_flow_5_7()'s first case (band 0 in 5.7)
           f->credit = wrap_add(f->credit, cfg_.quantum);
           if (f->next != kNil || f->credit <= 0) {
             b.old_flows.first = f->next;
@@ -1261,7 +1322,7 @@ class FqScheduler::Impl {
           }
         }
       }
-      while (Packet* p = visit_flow_5_7<false, kPlain>(b, fi, f, now)) {
+      while (Packet* p = visit_flow_5_7<false, kPlain, kNoCe>(b, fi, f, now)) {
         out[n++] = p;
         if (n == cap || qlen_ == 0) return n;
       }
@@ -1312,6 +1373,7 @@ class FqScheduler::Impl {
         if (e->t > until) {
           if (kMaybeStale && !live(*e)) {
             delayed_.pop(from_lane);
+            --stale_;
             continue;
           }
           time_next_delayed_flow_ = e->t;
@@ -1325,9 +1387,11 @@ class FqScheduler::Impl {
       }
       std::size_t released = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        if (kMaybeStale && !live(due[k])) continue;
+        if (kMaybeStale && !live(due[k])) {
+          --stale_;
+          continue;
+        }
         const std::uint32_t i = fi[k];
-        --throttled_flows_;
         add_tail(i, FlowState::old_list);
         if (const Packet* t = flows_[i].tail) {
           prefetch_span(&t->len, &t->ce);
@@ -1447,6 +1511,7 @@ class FqScheduler::Impl {
     purge(&internal_, sink);
     delayed_.clear();
     maybe_stale_ = false;
+    stale_ = 0;
     deadlines_.clear();
     // Purge in the reference's order is not required: purged packets are
     // handed back, their order is not a scheduling decision.
@@ -1462,7 +1527,7 @@ class FqScheduler::Impl {
     age_head_ = age_tail_ = kNil;
     qlen_ = 0;
     queued_bytes_ = st_.bytes;  // a backlog of 0
-    flows_n_ = inactive_flows_ = throttled_flows_ = 0;
+    flows_n_ = inactive_flows_ = 0;
     band_pkt_count_ = {};
   }
 
@@ -1479,7 +1544,7 @@ class FqScheduler::Impl {
     s.qlen = qlen_;
     s.flows = flows_n_;
     s.inactive_flows = inactive_flows_;
-    s.throttled_flows = throttled_flows_;
+    s.throttled_flows = throttled_flows();
     s.time_next_delayed_flow = static_cast<std::int64_t>(time_next_delayed_flow_ + cfg_.timer_slack_ns - now);
     s.unthrottle_latency_ns =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(unthrottle_latency_ns_, 0xFFFFFFFFULL));
@@ -1533,12 +1598,13 @@ class FqScheduler::Impl {
   // Some entry of delayed_ may be stale (a flow left the set early:
   // unset_throttled()); until then every entry is live, its flow's only one.
   bool maybe_stale_ = false;
+  std::size_t stale_ = 0;  // stale entries in delayed_
   std::uint64_t throttle_seq_ = 0;
   std::uint32_t age_head_ = kNil, age_tail_ = kNil;
   Time time_next_delayed_flow_ = kNever;
   std::uint64_t unthrottle_latency_ns_ = 0;
   std::array<std::uint32_t, kBands> band_pkt_count_{};
-  std::uint32_t flows_n_ = 0, inactive_flows_ = 0, throttled_flows_ = 0;
+  std::uint32_t flows_n_ = 0, inactive_flows_ = 0;
   std::uint32_t qlen_ = 0;
   std::uint64_t queued_bytes_ = 0;  // bytes ever queued, less those purged by reset(): stats()
   FqStats st_;  // backlog, dequeued and throttled derived in stats()

@@ -458,7 +458,10 @@ class RadixWheel {
 class ThrottledSet {
  public:
   using Entry = ThrottleEntry;
-  ThrottledSet() : lane_(64), lane_mask_(63) {}
+  ThrottledSet() : lane_(64) { reset_lane(); }
+  // The lane's pointers point into its own storage.
+  ThrottledSet(const ThrottledSet&) = delete;
+  ThrottledSet& operator=(const ThrottledSet&) = delete;
   // `seq` must be newer than every entry's (the throttle order only grows), so
   // the entry belongs behind the lane's last unless it is due earlier.
   // lane_back_t_ is also compared while the lane is empty (one test fewer
@@ -472,7 +475,7 @@ class ThrottledSet {
     else
       wheel_push(t, seq, idx);
   }
-  bool empty() const { return lane_size_ == 0 && wheel_.empty(); }
+  bool empty() const { return rd_ == wr_ && wheel_.empty(); }
   // The smaller of the two fronts (nullptr when empty) and whether it is the
   // lane's. Returned by value so the flag stays in a register. Not const: the
   // wheel may bring its next bucket forward. The entry is valid until the
@@ -484,7 +487,7 @@ class ThrottledSet {
   // Inline even with a wheel: a few out-of-order throttles (flows that waited
   // a DRR round for credit) can keep one there for long.
   Front top() {
-    const Entry* l = lane_size_ ? &lane_[lane_head_] : nullptr;
+    const Entry* l = rd_ != wr_ ? rd_ : nullptr;
     if (wheel_.empty()) [[likely]]
       return {l, true};
     const Entry& w = wheel_.top();
@@ -494,8 +497,7 @@ class ThrottledSet {
   // Pre: top() returned an entry with this flag since the last push or pop.
   void pop(bool from_lane) {
     if (from_lane) [[likely]] {
-      lane_head_ = (lane_head_ + 1) & lane_mask_;
-      --lane_size_;
+      rd_ = next(rd_);
     } else {
       wheel_pop();
     }
@@ -508,69 +510,91 @@ class ThrottledSet {
   bool wheel_empty() const { return wheel_.empty(); }
   template <class Visit>
   [[gnu::always_inline]] void drain_lane(Visit&& visit) {
-    std::size_t head = lane_head_, size = lane_size_;
-    const Entry* lane = lane_.data();
-    const std::size_t mask = lane_mask_;
-    for (; size != 0 && visit(lane[head]); --size) head = (head + 1) & mask;
-    lane_head_ = head;
-    lane_size_ = size;
+    Entry* rd = rd_;
+    const Entry* const wr = wr_;
+    Entry* const begin = begin_;
+    const Entry* const end = end_;
+    while (rd != wr && visit(*rd))
+      if (++rd == end) rd = begin;
+    rd_ = rd;
   }
   // fn(entry) for the lane's first min(k, lane size) entries, front first.
   template <class Fn>
   void for_lane_front(std::size_t k, const Fn& fn) const {
-    const std::size_t n = std::min(k, lane_size_), head = lane_head_, mask = lane_mask_;
-    const Entry* lane = lane_.data();
-    for (std::size_t i = 0; i < n; ++i) fn(lane[(head + i) & mask]);
+    for (const Entry* e = rd_; k != 0 && e != wr_; --k, e = next(e)) fn(*e);
   }
   // The lane entry `k` places behind the front, if there is one.
   const Entry* lane_ahead(std::size_t k) const {
-    return k < lane_size_ ? &lane_[(lane_head_ + k) & lane_mask_] : nullptr;
+    return k < lane_size() ? at(k) : nullptr;
   }
   void clear() {
-    lane_head_ = lane_size_ = 0;
+    rd_ = wr_ = begin_;
     lane_back_t_ = 0;
     wheel_.clear();
   }
-  std::size_t size() const { return lane_size_ + wheel_.size(); }
+  std::size_t size() const { return lane_size() + wheel_.size(); }
   // Drop stale entries when they outnumber the live ones. In place (the live
   // lane entries slide towards the head, keeping their order): no allocation.
   template <class Live>
   void compact(const Live& live) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < lane_size_; ++i) {
-      const Entry& e = lane_[(lane_head_ + i) & lane_mask_];
-      if (live(e)) lane_[(lane_head_ + kept++) & lane_mask_] = e;
-    }
-    lane_size_ = kept;
-    lane_back_t_ = kept ? lane_back().t : 0;
+    Entry* w = rd_;
+    for (Entry* e = rd_; e != wr_; e = next(e))
+      if (live(*e)) {
+        *w = *e;
+        w = next(w);
+      }
+    wr_ = w;
+    lane_back_t_ = rd_ != wr_ ? lane_back().t : 0;
     wheel_.filter(live);
   }
   std::size_t bytes() const { return allocated_bytes(lane_) + wheel_.bytes(); }
   // Every entry, stale ones included, in no particular order.
   template <class Fn>
   void for_each(const Fn& fn) const {
-    for (std::size_t i = 0; i < lane_size_; ++i) fn(lane_[(lane_head_ + i) & lane_mask_]);
+    for (const Entry* e = rd_; e != wr_; e = next(e)) fn(*e);
     wheel_.for_each(fn);
   }
 
  private:
-  const Entry& lane_back() const { return lane_[(lane_head_ + lane_size_ - 1) & lane_mask_]; }
-  // Field by field: an Entry built first went through the stack.
-  void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
-    if (lane_size_ > lane_mask_) [[unlikely]] grow_lane();  // full: size == mask + 1
-    Entry& e = lane_[(lane_head_ + lane_size_) & lane_mask_];
-    e.t = t;
-    e.seq = seq;
-    e.idx = idx;
-    ++lane_size_;
-    lane_back_t_ = t;
+  // The ring's next place after `e`.
+  template <class E>
+  E* next(E* e) const {
+    return ++e == end_ ? begin_ : e;
   }
+  std::size_t lane_size() const {
+    return static_cast<std::size_t>(wr_ >= rd_ ? wr_ - rd_ : (end_ - rd_) + (wr_ - begin_));
+  }
+  // The entry `k` places behind the front. Pre: k < lane_size().
+  const Entry* at(std::size_t k) const {
+    const std::size_t to_end = static_cast<std::size_t>(end_ - rd_);
+    return k < to_end ? rd_ + k : begin_ + (k - to_end);
+  }
+  const Entry& lane_back() const { return wr_ == begin_ ? end_[-1] : wr_[-1]; }
+  // Field by field: an Entry built first went through the stack. Full
+  // (the write place reaching the front) only after a push: grown then.
+  void lane_push(Time t, std::uint64_t seq, std::uint32_t idx) {
+    Entry* e = wr_;
+    e->t = t;
+    e->seq = seq;
+    e->idx = idx;
+    lane_back_t_ = t;
+    e = next(e);
+    wr_ = e;
+    if (e == rd_) [[unlikely]] grow_lane();
+  }
+  // Pre: full (wr_ == rd_ after a push).
   UFQ_TS_COLD void grow_lane() {
-    HugeVector<Entry> grown(lane_.size() * 2);
-    for (std::size_t i = 0; i < lane_size_; ++i) grown[i] = lane_[(lane_head_ + i) & lane_mask_];
+    const std::size_t n = lane_.size();
+    HugeVector<Entry> grown(n * 2);
+    const Entry* e = rd_;
+    for (std::size_t i = 0; i < n; ++i, e = next(e)) grown[i] = *e;
     lane_ = std::move(grown);
-    lane_mask_ = lane_.size() - 1;
-    lane_head_ = 0;
+    reset_lane();
+    wr_ = begin_ + n;
+  }
+  void reset_lane() {
+    begin_ = rd_ = wr_ = lane_.data();
+    end_ = begin_ + lane_.size();
   }
   // Out of line (the lane-only paths keep their registers), not cold: half
   // the throttles in shuffled order (cold is optimised for size).
@@ -578,9 +602,14 @@ class ThrottledSet {
   [[gnu::noinline]] void wheel_push(Time t, std::uint64_t seq, std::uint32_t idx) { wheel_.push(Entry{t, seq, idx}); }
   [[gnu::noinline]] void wheel_pop() { wheel_.pop(); }
 
-  HugeVector<Entry> lane_;  // ring buffer, power-of-two size
-  std::size_t lane_mask_;   // lane_.size() - 1, kept: size() divides by sizeof(Entry)
-  std::size_t lane_head_ = 0, lane_size_ = 0;
+  // A ring buffer, read at rd_ and written at wr_ (empty when they meet; it
+  // grows when a push fills it). Pointers, not indices: a push is then a
+  // store through one and a compare with the ring's end.
+  HugeVector<Entry> lane_;
+  Entry* begin_ = nullptr;  // lane_'s storage, [begin_, end_)
+  Entry* end_ = nullptr;
+  Entry* rd_ = nullptr;  // the front
+  Entry* wr_ = nullptr;  // the place behind the last
   Time lane_back_t_ = 0;  // lane_back().t; while the lane is empty its last entry's (or 0): push() compares with it
   RadixWheel wheel_;
 };

@@ -148,6 +148,70 @@ TYPED_TEST(EdgeCases, E11_CeMarking) {
   }
 }
 
+// E11 in bursts near time 0 (derived): before `now` reaches ce_threshold no
+// due packet can be late by it (the fast scheduler's 5.7 burst then leaves
+// the test out), after it packets can. ce_threshold 4 ms; 4 flows of 4
+// ECT packets (1514 B, two per DRR visit), enqueued at 1 ms and due at 1
+// (unstamped), 1.5, 2.5 and 5 ms. Bursts of 3 at 3 ms and of 1 at 4 ms - 1
+// ns (no mark possible), at 4 ms exactly (late by 3 ms at most: none), at
+// 6 ms (due 1 or 1.5 ms: marked; 2.5: not), then at 10 ms the rest (due 5
+// ms: late by 5 ms, marked). The packets, their order, CE bits, due times
+// and ce_mark equal those of the same dequeues made one dequeue() at a time.
+TYPED_TEST(EdgeCases, E11_CeMarkingInBurstNearTimeZero) {
+  struct Left {
+    std::uint64_t cookie;
+    Time at, due;
+    bool ce;
+    bool operator==(const Left&) const = default;
+  };
+  constexpr Time kThr = 4 * kMs;
+  const std::array<std::pair<Time, std::size_t>, 5> steps = {
+      {{3 * kMs, 3}, {kThr - 1, 1}, {kThr, 2}, {6 * kMs, 64}, {10 * kMs, 64}}};
+  for (Compat c : kBothCompat) {
+    SCOPED_TRACE(compat_name(c));
+    const auto run = [&](bool bursts, std::uint64_t& ce_mark) {
+      FqConfig cfg = make_cfg(c);
+      cfg.ce_threshold_us = 4000;
+      TypeParam q(cfg);
+      PacketPool pool;
+      std::array<FlowOwner, 4> owners;
+      for (std::size_t i = 0; i < owners.size(); ++i) owners[i] = tcp_owner(i + 1);
+      for (FlowOwner& o : owners)
+        for (const Time t : {Time{0}, 1500 * kUs, 2500 * kUs, 5 * kMs})
+          EXPECT_EQ(q.enqueue(pool.make({.len = 1514, .owner = &o, .tstamp = t, .ect = true}), kMs), Verdict::queued);
+      std::vector<Left> left;
+      for (const auto& [now, cap] : steps) {
+        std::vector<Packet*> out(cap);
+        if (bursts)
+          out.resize(q.dequeue_burst(now, out));
+        else
+          out = drain(q, now, cap);
+        for (const Packet* p : out) left.push_back({p->cookie, now, p->due, p->ce});
+      }
+      EXPECT_EQ(q.qlen(), 0U);
+      ce_mark = q.stats(10 * kMs).ce_mark;
+      return left;
+    };
+    std::uint64_t burst_marks = 0, single_marks = 0;
+    const std::vector<Left> burst = run(true, burst_marks);
+    const std::vector<Left> single = run(false, single_marks);
+    EXPECT_EQ(burst, single);
+    EXPECT_EQ(burst_marks, single_marks);
+    ASSERT_EQ(burst.size(), 16U);
+    // The rule itself, on either side of the threshold.
+    std::uint64_t marked = 0, before_thr = 0;
+    for (const Left& l : burst) {
+      EXPECT_EQ(l.ce, l.at - l.due > kThr) << l.cookie;
+      marked += l.ce;
+      before_thr += l.at < kThr;
+    }
+    EXPECT_EQ(before_thr, 4U);
+    EXPECT_EQ(marked, burst_marks);
+    EXPECT_GE(marked, 4U);  // the 5 ms packets at 10 ms at least
+    EXPECT_LT(marked, 16U);
+  }
+}
+
 // E15: nopacing still honours timestamps: stamped now + 5 ms -> held 5 ms,
 // throttled +1. And an owner rate is ignored (no gap after a burst).
 TYPED_TEST(EdgeCases, E15_NopacingHonoursTimestamps) {

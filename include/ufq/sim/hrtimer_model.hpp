@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <iterator>
 #include <stdexcept>
@@ -110,6 +111,12 @@ class HrtimerModel {
   // Preconditions: soft <= hard, `timer` bound to this model (both throw
   // std::logic_error). Never allocates.
   void start(Hrtimer& timer, Time soft, Time hard);
+
+  // start() for a caller that knows `timer` is bound to this model and soft
+  // <= hard (WatchdogHrtimer: its timer is bound by construction, and the
+  // Watchdog's hard expiry is soft + delta, saturating). Preconditions:
+  // those of start(), checked in debug builds only.
+  void start_bound(Hrtimer& timer, Time soft, Time hard);
 
   // start(timer, soft, soft + slack), the addition saturating at kNever.
   void start_range(Hrtimer& timer, Time soft, Time slack);
@@ -190,18 +197,52 @@ class HrtimerModel {
 // Inline: the simulator starts a timer after most qdisc runs.
 inline void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
   if (timer.cpu_ != this || soft > hard) [[unlikely]] bad_start(timer);
-  // Restarting the timer the device is programmed for: dequeue it quietly and
-  // re-evaluate once it is queued again, rather than writing the device twice.
-  const bool was_next = timer.queued() && &timer == next_timer_;
-  if (timer.queued()) timers_.erase(timers_.iterator_to(timer));
-  timer.soft_ = soft;
-  timer.hard_ = hard;
-  timer.seq_ = next_seq_++;
-  enqueue(timer);
-  if (in_irq_) return;  // the handler programs the device when it finishes
-  if (was_next) {
-    force_reprogram();
-  } else if (hard < expires_next_) {
+  start_bound(timer, soft, hard);
+}
+
+inline void HrtimerModel::start_bound(Hrtimer& timer, Time soft, Time hard) {
+  assert(timer.cpu_ == this && soft <= hard);
+  const std::uint64_t seq = next_seq_++;
+  if (timer.queued()) {
+    // Its new key (hard, seq), seq the newest, still lies between its
+    // neighbours' (after the one before it when hard >= that one's, before
+    // the one after it when hard < that one's): the erase and insert would
+    // put it back where it is, so it stays (the watchdog's restarts,
+    // usually later, with the tick queued further on).
+    const auto at = timers_.iterator_to(timer);
+    const auto after = std::next(at);
+    if ((at == timers_.begin() || std::prev(at)->hard_ <= hard) && (after == timers_.end() || hard < after->hard_)) {
+      timer.soft_ = soft;
+      timer.hard_ = hard;
+      timer.seq_ = seq;
+      if (in_irq_) return;  // the handler programs the device when it finishes
+      // The device's timer is still the earliest: the re-evaluation would
+      // take its own new hard expiry. Any other stays behind the earliest.
+      if (&timer == next_timer_ && hard != expires_next_) program(hard);
+      return;
+    }
+    // Restarting the timer the device is programmed for: dequeue it quietly
+    // and re-evaluate once it is queued again, rather than writing the
+    // device twice.
+    const bool was_next = &timer == next_timer_;
+    timers_.erase(at);
+    timer.soft_ = soft;
+    timer.hard_ = hard;
+    timer.seq_ = seq;
+    enqueue(timer);
+    if (in_irq_) return;
+    if (was_next) {
+      force_reprogram();
+      return;
+    }
+  } else {
+    timer.soft_ = soft;
+    timer.hard_ = hard;
+    timer.seq_ = seq;
+    enqueue(timer);
+    if (in_irq_) return;
+  }
+  if (hard < expires_next_) {
     next_timer_ = &timer;
     program(hard);
   }

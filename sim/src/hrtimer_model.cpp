@@ -18,7 +18,9 @@ HrtimerModel::HrtimerModel(EventQueue& queue, HrtimerConfig config)
       config_(config),
       event_(queue, [](void* cpu) { static_cast<HrtimerModel*>(cpu)->handle_interrupt(); }, this) {}
 
-HrtimerModel::~HrtimerModel() { timers_.clear(); }
+HrtimerModel::~HrtimerModel() {
+  while (!empty()) unlink(front());
+}
 
 
 void HrtimerModel::bad_start(const Hrtimer& timer) const {
@@ -34,7 +36,7 @@ void HrtimerModel::start_range(Hrtimer& timer, Time soft, Time slack) {
 
 bool HrtimerModel::cancel(Hrtimer& timer) {
   if (!timer.queued() || timer.cpu_ != this) return false;
-  timers_.erase(timers_.iterator_to(timer));
+  unlink(timer);
   if (&timer == next_timer_ && !in_irq_) force_reprogram();
   return true;
 }
@@ -52,15 +54,15 @@ void HrtimerModel::handle_interrupt() {
   const Time now = queue_->now();  // read once
   // Re-read the front each time: a callback may queue a timer that is due
   // before the current front, and it then runs in this same walk.
-  while (!timers_.empty()) {
-    Hrtimer& timer = *timers_.begin();
+  while (!empty()) {
+    Hrtimer& timer = front();
     if (timer.soft_ > now) break;  // blocks the walk, even if later ones are due
-    timers_.erase(timers_.begin());
+    unlink(timer);
     ++stats_.timers_run;
     timer.callback_();
   }
   in_irq_ = false;
-  next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
+  next_timer_ = empty() ? nullptr : &front();
   // The device is written here and often again in irq_exit (the qdisc run
   // restarts the watchdog): only the last write reaches the queue, with the
   // sequence number it would have taken, so the run is the same with one
@@ -76,7 +78,7 @@ void HrtimerModel::handle_interrupt() {
 }
 
 void HrtimerModel::force_reprogram() {
-  next_timer_ = timers_.empty() ? nullptr : &*timers_.begin();
+  next_timer_ = empty() ? nullptr : &front();
   const Time next = earliest_hard_expiry();
   if (next != expires_next_) program(next);
 }

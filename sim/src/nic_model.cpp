@@ -1,6 +1,7 @@
 #include "ufq/sim/nic_model.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 #include <utility>
 
@@ -23,7 +24,9 @@ NicModel::NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete,
 }
 
 void NicModel::schedule_irq() {
-  if (used_ == 0) return;
+  // used_ > 0: xmit calls it after posting, handle_irq only when
+  // descriptors remain.
+  assert(used_ > 0);
   const Slot& first = ring_[head_];
   Time at = first.done + config_.tx_usecs;
   if (used_ >= config_.tx_frames) {

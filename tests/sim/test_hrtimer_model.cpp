@@ -262,6 +262,102 @@ TEST_F(HrtimerTest, EqualHardExpiriesRunInStartOrder) {
   EXPECT_EQ(runs, (std::vector<Firing>{{100, "A"}, {100, "C"}, {100, "B"}}));
 }
 
+// A restart whose new (hard, seq) still lies between its neighbours' keeps
+// the timer where it is (HrtimerModel::start_bound); these pin that it ends
+// where an erase and insert would have put it.
+TEST_F(HrtimerTest, RestartWithAnEqualHardExpiryGoesBehindTheOthers) {
+  Hrtimer& a = timer("A");
+  Hrtimer& b = timer("B");
+  Hrtimer& c = timer("C");
+  cpu.start(a, 100, 100);
+  cpu.start(b, 100, 100);
+  cpu.start(c, 100, 100);
+  cpu.start(c, 100, 100);  // last already: stays last
+  cpu.start(a, 100, 100);  // first, but B's equal hard expiry has the older start: behind C
+  cpu.start(b, 90, 100);   // now first: behind A
+  EXPECT_EQ(cpu.programmed(), 100u);
+  EXPECT_EQ(cpu.stats().reprograms, 1u);  // the earliest hard expiry stayed 100
+  q.run();
+  EXPECT_EQ(runs, (std::vector<Firing>{{100, "C"}, {100, "A"}, {100, "B"}}));
+}
+
+TEST_F(HrtimerTest, RestartKeepsItsPlaceOnlyBetweenItsNeighbours) {
+  Hrtimer& a = timer("A");
+  Hrtimer& b = timer("B");
+  Hrtimer& c = timer("C");
+  cpu.start(a, 100, 100);
+  cpu.start(b, 200, 200);
+  cpu.start(c, 300, 300);
+  cpu.start(b, 250, 250);  // between A and C: stays
+  cpu.start(b, 300, 300);  // C's hard expiry, C started first: behind C
+  cpu.start(b, 100, 100);  // before C again, A's hard expiry: behind A
+  cpu.start(b, 150, 150);  // between A and C: stays
+  EXPECT_EQ(cpu.programmed(), 100u);
+  EXPECT_EQ(cpu.stats().reprograms, 1u);
+  q.run_until(150);
+  EXPECT_EQ(runs, (std::vector<Firing>{{100, "A"}, {150, "B"}}));
+  q.run();
+  EXPECT_EQ(runs, (std::vector<Firing>{{100, "A"}, {150, "B"}, {300, "C"}}));
+}
+
+TEST_F(HrtimerTest, InPlaceRestartOfTheProgrammedTimerWritesItsNewExpiry) {
+  Hrtimer& a = timer("A");
+  Hrtimer& b = timer("B");
+  cpu.start(a, 100, 100);
+  cpu.start(b, 300, 300);
+  cpu.start(a, 150, 200);  // still first: the device moves later, to A's 200
+  EXPECT_EQ(cpu.programmed(), 200u);
+  EXPECT_EQ(cpu.stats().reprograms, 2u);
+  cpu.start(a, 180, 200);  // the same hard expiry: no write
+  EXPECT_EQ(cpu.programmed(), 200u);
+  EXPECT_EQ(cpu.stats().reprograms, 2u);
+  cpu.start(a, 50, 50);  // earlier
+  EXPECT_EQ(cpu.programmed(), 50u);
+  EXPECT_EQ(cpu.stats().reprograms, 3u);
+  cpu.start(a, 120, 120);
+  EXPECT_EQ(cpu.programmed(), 120u);
+  EXPECT_EQ(cpu.stats().reprograms, 4u);
+  q.run_until(299);
+  EXPECT_EQ(runs, (std::vector<Firing>{{120, "A"}}));
+  EXPECT_EQ(cpu.stats().interrupts, 1u);  // the device fired once, at 120
+  EXPECT_EQ(cpu.programmed(), 300u);
+  cpu.start(a, 250, 250);  // B is programmed; A goes before it
+  EXPECT_EQ(cpu.programmed(), 250u);
+  cpu.start(a, 300, 300);  // B's hard expiry, B started first: moves behind B
+  EXPECT_EQ(cpu.programmed(), 300u);
+  EXPECT_EQ(cpu.stats().reprograms, 7u);  // the handler's end, 250, 300
+  q.run();
+  EXPECT_EQ(runs, (std::vector<Firing>{{120, "A"}, {300, "B"}, {300, "A"}}));
+}
+
+TEST_F(HrtimerTest, InPlaceRestartFromInsideTheHandler) {
+  Hrtimer& b = timer("B");
+  Hrtimer& c = timer("C");
+  Hrtimer& j = timer("J");
+  Hrtimer& a = timer("A", [&] {
+    cpu.start(b, 250, 250);  // first once A is out, before J: stays, no write
+    cpu.start(c, 600, 600);  // last: stays
+    EXPECT_EQ(cpu.stats().reprograms, 1u);
+    EXPECT_EQ(cpu.programmed(), kNever);  // while the handler runs
+  });
+  cpu.start(a, 100, 100);
+  cpu.start(b, 300, 300);
+  cpu.start(j, 400, 400);
+  cpu.start(c, 500, 500);
+  q.run_until(100);
+  EXPECT_EQ(cpu.programmed(), 250u);  // written once, at the handler's end
+  EXPECT_EQ(cpu.stats().reprograms, 2u);
+  // A restart inside the handler that makes the front due runs it in the
+  // same walk.
+  Hrtimer& d = timer("D", [&] { cpu.start(b, 50, 200); });
+  cpu.start(d, 200, 200);  // before B
+  q.run_until(250);
+  EXPECT_EQ(runs, (std::vector<Firing>{{100, "A"}, {200, "D"}, {200, "B"}}));
+  EXPECT_EQ(cpu.programmed(), 400u);
+  q.run();
+  EXPECT_EQ(runs, (std::vector<Firing>{{100, "A"}, {200, "D"}, {200, "B"}, {400, "J"}, {600, "C"}}));
+}
+
 TEST_F(HrtimerTest, SaturatedHardExpiryRunsOnlyWithAnotherInterrupt) {
   Hrtimer& lazy = timer("lazy");
   Hrtimer& other = timer("other");

@@ -32,12 +32,11 @@
 
 #include <cstddef>
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <iterator>
 #include <stdexcept>
 #include <functional>
-
-#include <boost/intrusive/list.hpp>
 
 #include "ufq/sim/event_queue.hpp"
 #include "ufq/sim/hook.hpp"
@@ -47,9 +46,20 @@ namespace ufq::sim {
 
 class HrtimerModel;
 
+namespace detail {
+// A link of HrtimerModel's timer list: circular, through the model's own
+// link (the list's ends), so that unlinking needs no test. A CPU queues a
+// handful of timers; a plain two-pointer list pays none of a checked
+// intrusive hook's tests.
+struct TimerLink {
+  TimerLink* prev = nullptr;
+  TimerLink* next = nullptr;  // nullptr while not queued (a timer's link)
+};
+}  // namespace detail
+
 // One timer, owned by its user and bound to one HrtimerModel (one CPU). Not
 // copyable or movable; destroying a queued timer cancels it.
-class Hrtimer {
+class Hrtimer : private detail::TimerLink {
  public:
   // A lambda, or (function, context) for the cheaper direct call.
   using Callback = Hook<>;
@@ -62,7 +72,7 @@ class Hrtimer {
 
   // True from start() until the timer runs or is cancelled. While its
   // callback runs the timer is not queued, so the callback may restart it.
-  bool queued() const { return hook_.is_linked(); }
+  bool queued() const { return next != nullptr; }
   // Expiries of the last start(); meaningful while queued().
   Time soft_expiry() const { return soft_; }
   Time hard_expiry() const { return hard_; }
@@ -71,7 +81,6 @@ class Hrtimer {
 
  private:
   friend class HrtimerModel;
-  boost::intrusive::list_member_hook<> hook_;
   HrtimerModel* cpu_;
   Callback callback_;
   Time soft_ = 0;
@@ -111,6 +120,12 @@ class HrtimerModel {
   // std::logic_error). Never allocates.
   void start(Hrtimer& timer, Time soft, Time hard);
 
+  // start() for a caller that knows `timer` is bound to this model and soft
+  // <= hard (WatchdogHrtimer: its timer is bound by construction, and the
+  // Watchdog's hard expiry is soft + delta, saturating). Preconditions:
+  // those of start(), checked in debug builds only.
+  void start_bound(Hrtimer& timer, Time soft, Time hard);
+
   // start(timer, soft, soft + slack), the addition saturating at kNever.
   void start_range(Hrtimer& timer, Time soft, Time slack);
 
@@ -133,10 +148,10 @@ class HrtimerModel {
   // A timer callback is running (called from inside the handler).
   bool in_interrupt() const { return in_irq_; }
 
-  std::size_t queued_count() const { return timers_.size(); }
+  std::size_t queued_count() const { return count_; }
   // Earliest queued hard expiry, kNever when none. Inline: read at every
   // interrupt's end and every re-evaluation.
-  Time earliest_hard_expiry() const { return timers_.empty() ? kNever : timers_.begin()->hard_; }
+  Time earliest_hard_expiry() const { return empty() ? kNever : front().hard_; }
 
   const HrtimerStats& stats() const { return stats_; }
   const HrtimerConfig& config() const { return config_; }
@@ -154,19 +169,30 @@ class HrtimerModel {
   // A CPU queues a handful of timers (the simulation: fq's watchdog and the
   // tick), so a list kept in order, searched from its end (a restarted timer
   // usually expires after the others), is cheaper than a balanced tree.
-  using Hook = boost::intrusive::member_hook<Hrtimer, boost::intrusive::list_member_hook<>, &Hrtimer::hook_>;
-  using TimerSet = boost::intrusive::list<Hrtimer, Hook, boost::intrusive::constant_time_size<true>>;
+  static Hrtimer& timer_of(detail::TimerLink* link) { return *static_cast<Hrtimer*>(link); }
+  bool empty() const { return ends_.next == &ends_; }
+  Hrtimer& front() const { return timer_of(ends_.next); }
   void enqueue(Hrtimer& timer);  // in ByHardExpiry order
+  void unlink(Hrtimer& timer) {
+    timer.prev->next = timer.next;
+    timer.next->prev = timer.prev;
+    timer.next = nullptr;
+    --count_;
+  }
   // start()'s precondition failures (std::logic_error), out of line.
   [[noreturn]] void bad_start(const Hrtimer& timer) const;
 
   void handle_interrupt();
   void force_reprogram();   // re-evaluate the earliest hard expiry, write if changed
-  void program(Time expiry);  // one device write
+  // One device write. Always inline: left to GCC it went out of line into a
+  // call per start (about 2 M instructions more in the simulator's run).
+  [[gnu::always_inline]] void program(Time expiry);
 
   EventQueue* queue_;
   HrtimerConfig config_;
-  TimerSet timers_;
+  // The timer list's ends: ends_.next is the earliest, ends_.prev the latest.
+  detail::TimerLink ends_{&ends_, &ends_};
+  std::size_t count_ = 0;
   // The clock-event device's next firing and the handler entry_latency
   // later, as one relay (EventQueue::schedule_relay): its first stage is the
   // device, which only arms the second, the handler, as an event of its own
@@ -190,27 +216,64 @@ class HrtimerModel {
 // Inline: the simulator starts a timer after most qdisc runs.
 inline void HrtimerModel::start(Hrtimer& timer, Time soft, Time hard) {
   if (timer.cpu_ != this || soft > hard) [[unlikely]] bad_start(timer);
-  // Restarting the timer the device is programmed for: dequeue it quietly and
-  // re-evaluate once it is queued again, rather than writing the device twice.
-  const bool was_next = timer.queued() && &timer == next_timer_;
-  if (timer.queued()) timers_.erase(timers_.iterator_to(timer));
-  timer.soft_ = soft;
-  timer.hard_ = hard;
-  timer.seq_ = next_seq_++;
-  enqueue(timer);
-  if (in_irq_) return;  // the handler programs the device when it finishes
-  if (was_next) {
-    force_reprogram();
-  } else if (hard < expires_next_) {
+  start_bound(timer, soft, hard);
+}
+
+inline void HrtimerModel::start_bound(Hrtimer& timer, Time soft, Time hard) {
+  assert(timer.cpu_ == this && soft <= hard);
+  const std::uint64_t seq = next_seq_++;
+  if (timer.queued()) {
+    // Its new key (hard, seq), seq the newest, still lies between its
+    // neighbours' (after the one before it when hard >= that one's, before
+    // the one after it when hard < that one's): the erase and insert would
+    // put it back where it is, so it stays (the watchdog's restarts,
+    // usually later, with the tick queued further on).
+    if ((timer.prev == &ends_ || timer_of(timer.prev).hard_ <= hard) &&
+        (timer.next == &ends_ || hard < timer_of(timer.next).hard_)) {
+      timer.soft_ = soft;
+      timer.hard_ = hard;
+      timer.seq_ = seq;
+      if (in_irq_) return;  // the handler programs the device when it finishes
+      // The device's timer is still the earliest: the re-evaluation would
+      // take its own new hard expiry. Any other stays behind the earliest.
+      if (&timer == next_timer_ && hard != expires_next_) program(hard);
+      return;
+    }
+    // Restarting the timer the device is programmed for: dequeue it quietly
+    // and re-evaluate once it is queued again, rather than writing the
+    // device twice.
+    const bool was_next = &timer == next_timer_;
+    unlink(timer);
+    timer.soft_ = soft;
+    timer.hard_ = hard;
+    timer.seq_ = seq;
+    enqueue(timer);
+    if (in_irq_) return;
+    if (was_next) {
+      force_reprogram();
+      return;
+    }
+  } else {
+    timer.soft_ = soft;
+    timer.hard_ = hard;
+    timer.seq_ = seq;
+    enqueue(timer);
+    if (in_irq_) return;
+  }
+  if (hard < expires_next_) {
     next_timer_ = &timer;
     program(hard);
   }
 }
 
 inline void HrtimerModel::enqueue(Hrtimer& timer) {
-  auto at = timers_.end();
-  while (at != timers_.begin() && ByHardExpiry{}(timer, *std::prev(at))) --at;
-  timers_.insert(at, timer);
+  detail::TimerLink* after = ends_.prev;
+  while (after != &ends_ && ByHardExpiry{}(timer, timer_of(after))) after = after->prev;
+  timer.prev = after;
+  timer.next = after->next;
+  after->next->prev = &timer;
+  after->next = &timer;
+  ++count_;
 }
 
 inline void HrtimerModel::program(Time expiry) {

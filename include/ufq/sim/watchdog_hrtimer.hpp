@@ -60,7 +60,9 @@ inline bool WatchdogHrtimer::sync() {
   if (watchdog_->arm_count() != seen_arms_) {
     seen_arms_ = watchdog_->arm_count();
     if (watchdog_->queued()) {
-      timer_.cpu().start(timer_, watchdog_->soft_expiry(), watchdog_->hard_expiry());
+      // Bound by construction, and soft <= hard (Watchdog: hard is soft +
+      // delta, saturating): no checks.
+      timer_.cpu().start_bound(timer_, watchdog_->soft_expiry(), watchdog_->hard_expiry());
       ++starts_;
       return true;
     }

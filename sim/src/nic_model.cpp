@@ -30,7 +30,7 @@ void NicModel::schedule_irq() {
   const Slot& first = ring_[head_];
   Time at = first.done + config_.tx_usecs;
   if (used_ >= config_.tx_frames) {
-    const Slot& nth = ring_[(head_ + config_.tx_frames - 1) % config_.ring_size];
+    const Slot& nth = ring_[wrap(head_ + config_.tx_frames - 1)];  // tx_frames <= used_ <= ring_size
     at = std::min(at, nth.done);
   }
   // Called only while neither irq_ nor handler_ is armed (xmit, handle_irq).

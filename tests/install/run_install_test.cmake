@@ -33,10 +33,11 @@ foreach(f include/ufq/reference include/ufq/sim/simulation_reference.hpp)
     message(FATAL_ERROR "installed but internal (tests and tools only): ${f}")
   endif()
 endforeach()
-# The core's and the runtime's public headers: the C++ standard library and
-# Linux only, no third-party header.
+# The public headers (the core's, the runtime's, the simulator's): the C++
+# standard library and Linux only, no third-party header.
 file(GLOB core_headers ${prefix}/include/ufq/*.hpp ${prefix}/include/ufq/driver/*.hpp
-                       ${prefix}/include/ufq/tc/*.hpp ${prefix}/include/ufq/rt/*.hpp)
+                       ${prefix}/include/ufq/tc/*.hpp ${prefix}/include/ufq/rt/*.hpp
+                       ${prefix}/include/ufq/sim/*.hpp)
 foreach(h IN LISTS core_headers)
   file(STRINGS ${h} bad REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](boost|nlohmann|fmt|CLI|pcap|gtest|gmock|benchmark)[/.]")
   if(bad)

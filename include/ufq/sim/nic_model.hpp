@@ -84,8 +84,10 @@ class NicModel {
   void handle_irq();    // the handler: reclaim completed descriptors
   void schedule_irq();  // next interrupt from the pending completions
   [[gnu::noinline]] void schedule_dummy_handler(Time now);  // the dummy device's next handler
+  // Ring index `i` (< 2 * ring_size) wrapped: a compare, not a division.
+  std::uint32_t wrap(std::uint32_t i) const { return i >= config_.ring_size ? i - config_.ring_size : i; }
   void post(Slot s) {   // at the ring's tail (there is room)
-    ring_[(head_ + used_) % config_.ring_size] = s;
+    ring_[wrap(head_ + used_)] = s;
     ++used_;
   }
 

@@ -175,8 +175,8 @@ void validate(const SimConfig& c) {
                          "a time from 1ns to 1s with {nic-dummy} and {traffic} bulk (unpaced flows would resend "
                          "forever at one instant)");
   // Every setting given is one the model declares, and in its range.
-  for (const auto& [name, value] : c.traffic_settings) {
-    (void)value;
+  for (const auto& setting : c.traffic_settings) {
+    const std::string& name = setting.first;  // not a structured binding: Clang 14 cannot capture one
     if (std::none_of(model->params.begin(), model->params.end(), [&](const TrafficParam& p) { return p.name == name; }))
       throw SimConfigError(name, "", "not a setting of traffic " + c.traffic);
   }

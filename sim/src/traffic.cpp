@@ -28,55 +28,97 @@ const std::array<NegLogEntry, 128> kNegLogTable = [] {
 }();
 
 namespace {
-// Two lanes in GCC's (and Clang's) vector types: SSE2 pairs on x86-64.
-using V2u = std::uint64_t __attribute__((vector_size(16)));
-using V2d = double __attribute__((vector_size(16)));
+// N lanes in GCC's (and Clang's) vector types: SSE2 pairs on x86-64, or AVX2
+// quadruples in the functions compiled for it (exponential_words).
+// (A vector attribute on an alias template is dropped, so one per width.)
+template <int N>
+struct Lanes;
+template <>
+struct Lanes<2> {
+  typedef std::uint64_t U __attribute__((vector_size(16)));
+  typedef double D __attribute__((vector_size(16)));
+  typedef std::uint32_t U32 __attribute__((vector_size(8)));
+  typedef std::int32_t I32 __attribute__((vector_size(8)));
+};
+template <>
+struct Lanes<4> {
+  typedef std::uint64_t U __attribute__((vector_size(32)));
+  typedef double D __attribute__((vector_size(32)));
+  typedef std::uint32_t U32 __attribute__((vector_size(16)));
+  typedef std::int32_t I32 __attribute__((vector_size(16)));
+};
+template <int N>
+using Vu = typename Lanes<N>::U;
+template <int N>
+using Vd = typename Lanes<N>::D;
+template <int N>
+using Vu32 = typename Lanes<N>::U32;
+template <int N>
+using Vi32 = typename Lanes<N>::I32;
+using V2u = Vu<2>;
 
-V2u load2(const std::uint64_t* p) {
-  V2u v;
+// The helpers below pass 32-byte vectors by value; they are internal and
+// always inlined (into exponential_words_avx2 for four lanes), so no call
+// with the default target's vector ABI exists: -Wpsabi's note does not apply.
+// (Off to the end of the file: GCC reports the instantiations there. The
+// casts are __builtin_bit_cast, not std::bit_cast, which would be a
+// default-target function taking such a vector.)
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <int N>
+[[gnu::always_inline]] inline Vu<N> load(const std::uint64_t* p) {
+  Vu<N> v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+V2u load2(const std::uint64_t* p) { return load<2>(p); }
 void store2(std::uint64_t* p, V2u v) { std::memcpy(p, &v, sizeof v); }
-
-using V2u32 = std::uint32_t __attribute__((vector_size(8)));
-using V2i32 = std::int32_t __attribute__((vector_size(8)));
 
 // Below this mean every product's q + d is under 2^31 (q <= 53 ln 2 * mean <
 // 37 * 2^25) and q - d above -1 (q >= -1e-16 * mean, d < 2^-14): both
 // truncations fit 32 bits and the lower one is not negative.
 constexpr double kNarrowMean = 0x1p25;
 
+// a's lanes (each >= 0) zero-extended to 64 bits, by interleaving with zeros.
+[[gnu::always_inline]] inline Vu<2> widen(Vi32<2> a) {
+  return __builtin_bit_cast(Vu<2>, __builtin_shufflevector(__builtin_bit_cast(Vu32<2>, a), Vu32<2>{}, 0, 2, 1, 3));
+}
+[[gnu::always_inline]] inline Vu<4> widen(Vi32<4> a) {
+  return __builtin_bit_cast(Vu<4>, __builtin_shufflevector(__builtin_bit_cast(Vu32<4>, a), Vu32<4>{}, 0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 // neg_log_approx and exponential_of's rule, lane by lane in the same order
 // of operations (the same doubles); `err` = kNegLogError * mean. kNarrow:
-// mean < kNarrowMean, the truncations in a pair of 32-bit lanes.
-template <bool kNarrow>
-[[gnu::always_inline]] inline void exponential_pair(V2d x, double mean, double err, Time* out) {
-  const V2u bits = std::bit_cast<V2u>(x);
-  const V2u mant = bits & ((std::uint64_t{1} << 52) - 1);
+// mean < kNarrowMean, the truncations in 32-bit lanes.
+template <int N, bool kNarrow>
+[[gnu::always_inline]] inline void exponential_lanes(Vd<N> x, double mean, double err, Time* out) {
+  const Vu<N> bits = __builtin_bit_cast(Vu<N>, x);
+  const Vu<N> mant = bits & ((std::uint64_t{1} << 52) - 1);
   // The exponent field (< 2^11) as a double, exactly: 2^52 + field, less 2^52 + 1023.
-  const V2d e = std::bit_cast<V2d>((bits >> 52) | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
-  const V2d m = std::bit_cast<V2d>(mant | 0x3FF0000000000000ULL);
-  const V2u j = mant >> 45;
-  const NegLogEntry& t0 = kNegLogTable[j[0]];
-  const NegLogEntry& t1 = kNegLogTable[j[1]];
-  const V2d c = {t0.c, t1.c}, inv_c = {t0.inv_c, t1.inv_c}, log_c = {t0.log_c, t1.log_c};
-  const V2d r = (m - c) * inv_c;
-  const V2d log1p_r = r * (1 - r * (0.5 - r * (1.0 / 3 - r * (0.25 - r * 0.2))));
-  const V2d q = -(e * 0.6931471805599453 + (log_c + log1p_r)) * mean;
-  const V2d d = err + q * 0x1p-48;
-  const V2d hi = q + d, lo = q - d;
+  const Vd<N> e = __builtin_bit_cast(Vd<N>, (bits >> 52) | 0x4330000000000000ULL) - (0x1p52 + 1023.0);
+  const Vd<N> m = __builtin_bit_cast(Vd<N>, mant | 0x3FF0000000000000ULL);
+  const Vu<N> j = mant >> 45;
+  Vd<N> c, inv_c, log_c;
+  for (int l = 0; l < N; ++l) {
+    const NegLogEntry& t = kNegLogTable[j[l]];
+    c[l] = t.c, inv_c[l] = t.inv_c, log_c[l] = t.log_c;
+  }
+  const Vd<N> r = (m - c) * inv_c;
+  const Vd<N> log1p_r = r * (1 - r * (0.5 - r * (1.0 / 3 - r * (0.25 - r * 0.2))));
+  const Vd<N> q = -(e * 0.6931471805599453 + (log_c + log1p_r)) * mean;
+  const Vd<N> d = err + q * 0x1p-48;
+  const Vd<N> hi = q + d, lo = q - d;
   if constexpr (kNarrow) {
-    const V2i32 a = __builtin_convertvector(lo, V2i32), b = __builtin_convertvector(hi, V2i32);
-    const V2i32 same = a == b;
-    if (std::bit_cast<std::uint64_t>(same) == ~std::uint64_t{0}) [[likely]] {  // both lanes
-      // a >= 0: zero-extended to 64 bits by interleaving with zeros.
-      const V2u t = std::bit_cast<V2u>(__builtin_shufflevector(std::bit_cast<V2u32>(a), V2u32{}, 0, 2, 1, 3)) + 1;
+    const Vi32<N> a = __builtin_convertvector(lo, Vi32<N>), b = __builtin_convertvector(hi, Vi32<N>);
+    const Vi32<N> differ = a != b;
+    bool all_same = true;
+    for (int l = 0; l < N; ++l) all_same &= differ[l] == 0;
+    if (all_same) [[likely]] {  // every lane
+      const Vu<N> t = widen(a) + 1;
       std::memcpy(out, &t, sizeof t);
       return;
     }
   }
-  for (int l = 0; l < 2; ++l) {
+  for (int l = 0; l < N; ++l) {
     if (hi[l] < 0x1p62) [[likely]] {
       const auto a = static_cast<std::int64_t>(lo[l]), b = static_cast<std::int64_t>(hi[l]);
       if (a == b) [[likely]] {
@@ -87,36 +129,69 @@ template <bool kNarrow>
     out[l] = Rng::exponential_std(x[l], mean);
   }
 }
-
-// Rng::exponential's draws from n (even) generator words: tempered, to
-// 1 - unit(), then exponential_pair; stored as running sums.
 template <bool kNarrow>
-void exponentials_of_words(const std::uint64_t* x, Time* out, std::size_t n, double mean) {
+[[gnu::always_inline]] inline void exponential_pair(Vd<2> x, double mean, double err, Time* out) {
+  exponential_lanes<2, kNarrow>(x, mean, err, out);
+}
+
+// Rng::exponential's draws from n (a multiple of N) generator words:
+// tempered, to 1 - unit(), then exponential_lanes; stored as running sums.
+template <int N, bool kNarrow>
+[[gnu::always_inline]] inline void exponentials_of_words(const std::uint64_t* x, Time* out, std::size_t n,
+                                                         double mean) {
   const double err = kNegLogError * mean;
   Time sum = 0;
-  for (std::size_t i = 0; i < n; i += 2) {
-    V2u z = load2(x + i);
+  for (std::size_t i = 0; i < n; i += N) {
+    Vu<N> z = load<N>(x + i);
     z ^= (z >> 29) & 0x5555555555555555ULL;
     z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
     z ^= (z << 37) & 0xFFF7EEE000000000ULL;
     z ^= z >> 43;
     // 1 - unit(): the top 53 bits k as a double, exactly (its high and low
     // 32 bits through 2^84 and 2^52), times 2^-53, from 1.
-    const V2u k = z >> 11;
-    const V2d k_d = (std::bit_cast<V2d>((k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
-                    std::bit_cast<V2d>((k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
-    exponential_pair<kNarrow>(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out + i);
-    out[i] = sum += out[i];
-    out[i + 1] = sum += out[i + 1];
+    const Vu<N> k = z >> 11;
+    const Vd<N> k_d = (__builtin_bit_cast(Vd<N>, (k >> 32) | 0x4530000000000000ULL) - (0x1p84 + 0x1p52)) +
+                      __builtin_bit_cast(Vd<N>, (k & 0xFFFFFFFFULL) | 0x4330000000000000ULL);
+    exponential_lanes<N, kNarrow>(1.0 - k_d * (1.0 / 9007199254740992.0), mean, err, out + i);
+    for (std::size_t l = 0; l < N; ++l) out[i + l] = sum += out[i + l];
   }
+}
+
+void exponential_words_sse2(const std::uint64_t* x, Time* out, std::size_t n, double mean) {
+  if (mean < kNarrowMean)
+    exponentials_of_words<2, true>(x, out, n, mean);
+  else
+    exponentials_of_words<2, false>(x, out, n, mean);
+}
+// The same four lanes at a time. The integers are the same as the pairs'
+// (every lane's doubles come from the same operations, and the rule gives
+// std::log's integer either way): the other interrupts' draws cost about a
+// twentieth of the main job, and this halves their vector work.
+[[gnu::target("avx2")]] void exponential_words_avx2(const std::uint64_t* x, Time* out, std::size_t n, double mean) {
+  if (mean < kNarrowMean)
+    exponentials_of_words<4, true>(x, out, n, mean);
+  else
+    exponentials_of_words<4, false>(x, out, n, mean);
 }
 
 template <bool kNarrow>
 void exponential_pairs(const double* x, Time* out, std::size_t n, double mean_ns) {
   const double err = kNegLogError * mean_ns;
-  for (std::size_t i = 0; i + 2 <= n; i += 2) exponential_pair<kNarrow>(V2d{x[i], x[i + 1]}, mean_ns, err, out + i);
+  for (std::size_t i = 0; i + 2 <= n; i += 2) exponential_pair<kNarrow>(Vd<2>{x[i], x[i + 1]}, mean_ns, err, out + i);
 }
 }  // namespace
+
+bool exponential_words_wide() {
+  static const bool wide = __builtin_cpu_supports("avx2");
+  return wide;
+}
+
+void exponential_words(const std::uint64_t* x, Time* out, std::size_t n, double mean_ns, bool wide) {
+  if (wide && exponential_words_wide())
+    exponential_words_avx2(x, out, n, mean_ns);
+  else
+    exponential_words_sse2(x, out, n, mean_ns);
+}
 
 void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns) {
   if (mean_ns < kNarrowMean)
@@ -140,7 +215,7 @@ ExponentialDraws::ExponentialDraws(std::uint64_t seed, double mean_ns) : mean_(m
 }
 
 void ExponentialDraws::refill() {
-  using detail::V2u, detail::V2d;
+  using detail::V2u;
   std::uint64_t* const x = x_.data();
   // x[i] = x[i + 156 mod 312] ^ twist(x[i], x[i + 1]) in order, two at a
   // time: a pair reads its x[i + 1] (and x[i + 2]) before either is new, and
@@ -154,11 +229,7 @@ void ExponentialDraws::refill() {
   for (std::size_t i = 0; i < kMtShift; i += 2) twist(i, i + kMtShift);
   x[kWords] = x[0];  // the last word's x[i + 1] is x[0]'s new value
   for (std::size_t i = kMtShift; i < kWords; i += 2) twist(i, i - kMtShift);
-  Time* const d = sum_.data();
-  if (mean_ < detail::kNarrowMean)
-    detail::exponentials_of_words<true>(x, d, kWords, mean_);
-  else
-    detail::exponentials_of_words<false>(x, d, kWords, mean_);
+  detail::exponential_words(x, sum_.data(), kWords, mean_, true);
   i_ = 0;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <random>
 #include <vector>
 
 #include "ufq/sim/traffic.hpp"
@@ -20,6 +21,27 @@ constexpr double kTwo53 = 9007199254740992.0;
 // the hrtimer wheel, the guest's costs, onoff's longest periods, and odd ones.
 const std::vector<double> kMeans = {1e9 / 365'000, 1e9 / 1'000, 16'000, 1'000, 1, 0.5, 3.3e-3,
                                     1e9 / 7, 86'400e9, 1e6 + 0.25};
+
+// std::mt19937_64's tempering undone: the word whose output is `y`.
+std::uint64_t untemper(std::uint64_t y) {
+  // y ^= y >> 43 (its own inverse: 43 >= 32).
+  y ^= y >> 43;
+  // y ^= (y << 37) & c: applied once more undoes it (37 * 2 >= 64).
+  y ^= (y << 37) & 0xFFF7EEE000000000ULL;
+  // y ^= (y << 17) & c: 17-bit steps from the bottom.
+  {
+    std::uint64_t x = y;
+    for (int i = 0; i < 4; ++i) x = y ^ ((x << 17) & 0x71D67FFFEDA60000ULL);
+    y = x;
+  }
+  // y ^= (y >> 29) & c: 29-bit steps from the top.
+  {
+    std::uint64_t x = y;
+    for (int i = 0; i < 3; ++i) x = y ^ ((x >> 29) & 0x5555555555555555ULL);
+    y = x;
+  }
+  return y;
+}
 
 // x = 1 - k * 2^-53, the values 1 - Rng::unit() takes.
 double x_of(std::uint64_t k) { return 1.0 - static_cast<double>(k) / kTwo53; }
@@ -59,6 +81,34 @@ TEST(RngExponential, BatchedDrawsAreTheRngsDraws) {
         ASSERT_EQ(draws.next(), want) << "draw " << i << " seed " << seed << " mean " << mean;
       }
     }
+}
+
+TEST(RngExponential, TwoAndFourLaneWordsGiveTheSameDraws) {
+  // detail::exponential_words, in pairs (every x86-64 CPU) and in fours
+  // (AVX2, when this CPU has it: ExponentialDraws' form then), against
+  // Rng::exponential_of on the same tempered words: std::mt19937_64's
+  // outputs are its words tempered, so a generator's outputs are redrawn
+  // from its words by running the generator itself.
+  if (!detail::exponential_words_wide()) GTEST_LOG_(INFO) << "no AVX2 here: the four-lane form is not run";
+  for (const double mean : kMeans) {
+    std::mt19937_64 g(0x5DEECE66DULL ^ static_cast<std::uint64_t>(mean * 7));
+    for (int block = 0; block < 200; ++block) {
+      // Words whose tempered outputs are the generator's next 312 outputs:
+      // the raw state is not reachable, so take outputs and untemper them.
+      std::vector<std::uint64_t> words(312 + 2), outs(312);
+      for (std::size_t i = 0; i < 312; ++i) outs[i] = g();
+      for (std::size_t i = 0; i < 312; ++i) words[i] = untemper(outs[i]);
+      std::vector<Time> pairs(312), fours(312);
+      detail::exponential_words(words.data(), pairs.data(), 312, mean, false);
+      detail::exponential_words(words.data(), fours.data(), 312, mean, true);
+      Time sum = 0;
+      for (std::size_t i = 0; i < 312; ++i) {
+        sum += Rng::exponential_of(1.0 - static_cast<double>(outs[i] >> 11) / kTwo53, mean);
+        ASSERT_EQ(pairs[i], sum) << "pairs, word " << i << " mean " << mean;
+        ASSERT_EQ(fours[i], sum) << "fours, word " << i << " mean " << mean;
+      }
+    }
+  }
 }
 
 TEST(RngExponential, ArrivalsUntilCountsAsTheStepLoop) {

@@ -99,7 +99,8 @@ bool exponential_words_wide();
 
 // The draws of Rng(seed).exponential(mean), in order, made a generator refill
 // (312 words) at a time: the same std::mt19937_64 words, tempered, turned
-// into 1 - unit() and their exponentials in double pairs (exponential_batch).
+// into 1 - unit() and their exponentials in double pairs, or fours on a CPU
+// with AVX2 (exponential_words).
 // For a stream that draws nothing else (the other interrupts' arrivals).
 class ExponentialDraws {
  public:

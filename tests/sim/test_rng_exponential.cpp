@@ -84,17 +84,14 @@ TEST(RngExponential, BatchedDrawsAreTheRngsDraws) {
 }
 
 TEST(RngExponential, TwoAndFourLaneWordsGiveTheSameDraws) {
-  // detail::exponential_words, in pairs (every x86-64 CPU) and in fours
-  // (AVX2, when this CPU has it: ExponentialDraws' form then), against
-  // Rng::exponential_of on the same tempered words: std::mt19937_64's
-  // outputs are its words tempered, so a generator's outputs are redrawn
-  // from its words by running the generator itself.
+  // detail::exponential_words in pairs and in fours (AVX2, when this CPU
+  // has it: ExponentialDraws' form then), against Rng::exponential_of on
+  // the same generator outputs. exponential_words tempers the words it is
+  // given, so it is given the outputs untempered.
   if (!detail::exponential_words_wide()) GTEST_LOG_(INFO) << "no AVX2 here: the four-lane form is not run";
   for (const double mean : kMeans) {
     std::mt19937_64 g(0x5DEECE66DULL ^ static_cast<std::uint64_t>(mean * 7));
     for (int block = 0; block < 200; ++block) {
-      // Words whose tempered outputs are the generator's next 312 outputs:
-      // the raw state is not reachable, so take outputs and untemper them.
       std::vector<std::uint64_t> words(312 + 2), outs(312);
       for (std::size_t i = 0; i < 312; ++i) outs[i] = g();
       for (std::size_t i = 0; i < 312; ++i) words[i] = untemper(outs[i]);

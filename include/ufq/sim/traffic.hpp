@@ -91,7 +91,7 @@ namespace detail {
 void exponential_batch(const double* x, Time* out, std::size_t n, double mean_ns);
 // Rng::exponential's draws from the n (a multiple of 4) std::mt19937_64
 // words at x, as running sums in out[0..n): four lanes at a time when `wide`
-// and the CPU has AVX2, else two; the same integers either way.
+// and the CPU has AVX2 (x86), else two; the same integers either way.
 void exponential_words(const std::uint64_t* x, Time* out, std::size_t n, double mean_ns, bool wide);
 // Whether this CPU runs exponential_words' four-lane form.
 bool exponential_words_wide();

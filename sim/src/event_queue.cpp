@@ -1,6 +1,7 @@
 #include "ufq/sim/event_queue.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 
 namespace ufq::sim {
@@ -12,6 +13,7 @@ EventQueue::EventQueue(Time start) : near_(new Near[kNearSlots]), now_(start) {
 EventQueue::~EventQueue() {
   for (std::uint32_t i = lo_; i < hi_; ++i) near_[i].event->filed_ = Event::kNotFiled;
   for (std::size_t i = 0; i < n_far_; ++i) far_[i].event->filed_ = Event::kNotFiled;
+  for (std::uint32_t i = 0; i < n_relays_; ++i) relays_[i]->key_ &= ~detail::EventKey{detail::kSeqUnknown};
 }
 
 void EventQueue::bad_relay() {
@@ -32,21 +34,30 @@ Time EventQueue::next_time() const {
   detail::EventKey best = ~detail::EventKey{0};
   for (std::uint32_t i = lo_; i < hi_; ++i) best = std::min(best, near_[i].event->key_);
   for (std::size_t i = 0; i < n_far_; ++i) best = std::min(best, far_[i].event->key_);
-  return size() ? static_cast<Time>(best >> 64) : kNever;
+  // A relay's first stage comes before its second's entry.
+  return size() ? std::min(static_cast<Time>(best >> 64), relay_at_) : kNever;
 }
 
 bool EventQueue::cancel(Event& event) {
   if (!event.armed() || event.queue_ != this) return false;
+  if (event.seq_unknown()) forget_relay(event);
   unfile(event);
   event.filed_ = Event::kNotFiled;
   event.relay_ = 0;  // schedule_unarmed() arms a plain event
   return true;
 }
 
+void EventQueue::refile_early(Event& e) {
+  unfile(e);
+  e.filed_ = e.key_;
+  file<false>(e.key_, &e);
+}
+
 std::uint64_t EventQueue::run() {
-  std::uint64_t n = 0;
-  while (run_next()) ++n;
-  return n;
+  const std::uint64_t before = events_run_;
+  while (run_next()) {
+  }
+  return events_run_ - before;
 }
 
 void EventQueue::recenter() {
@@ -71,17 +82,19 @@ void EventQueue::refill() {
 }
 
 void EventQueue::unfile(Event& event) {
+  entry_gone(event);
   // Near entries are below every far one.
   if (lo_ != hi_ && event.filed_ <= near_[hi_ - 1].event->filed_) {
     Near* const a = near_.get();
     const std::uint32_t i = static_cast<std::uint32_t>(
         std::lower_bound(a + lo_, a + hi_, event.filed_, [](const Near& e, detail::EventKey k) { return e.event->filed_ < k; }) - a);
-    // Close the gap from the nearer end.
+    // Close the gap from the nearer end (a few entries: plain loops, no
+    // library call).
     if (i - lo_ < hi_ - 1 - i) {
-      std::copy_backward(a + lo_, a + i, a + i + 1);
+      for (std::uint32_t k = i; k > lo_; --k) a[k] = a[k - 1];
       ++lo_;
     } else {
-      std::copy(a + i + 1, a + hi_, a + i);
+      for (std::uint32_t k = i; k + 1 < hi_; ++k) a[k] = a[k + 1];
       --hi_;
     }
     return;

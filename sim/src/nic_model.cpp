@@ -19,7 +19,6 @@ NicModel::NicModel(EventQueue& queue, NicConfig config, CompleteFn on_complete,
       ns_per_byte_x1000_(config.line_rate_bps ? 8'000'000'000'000ULL / config.line_rate_bps : 0) {
   if (config.ring_size == 0) throw std::invalid_argument("NIC ring_size must be at least 1");
   if (config.line_rate_bps == 0) throw std::invalid_argument("NIC line rate must be positive");
-  irq_.relay_to(handler_);
   ser_ns_ = (static_cast<Time>(config_.wire_overhead) * ns_per_byte_x1000_ + 999) / 1000;  // for ser_len_ 0
 }
 
@@ -35,7 +34,11 @@ void NicModel::schedule_irq() {
   }
   // Called only while neither irq_ nor handler_ is armed (xmit, handle_irq).
   armed_ = Armed::irq;
-  queue_->schedule_unarmed_relay(irq_, std::max(at, queue_->now()), config_.irq_latency);
+  irq_at_ = std::max(at, queue_->now());
+  if (config_.irq_latency == 0) [[unlikely]]
+    queue_->schedule_unarmed(irq_, irq_at_);  // the relay of no delay: a plain event
+  else
+    queue_->schedule_unarmed_relay(handler_, irq_at_, config_.irq_latency);
 }
 
 void NicModel::raise_irq() {
@@ -67,6 +70,12 @@ void NicModel::handle_irq() {
     schedule_dummy_handler(now);
   else
     schedule_irq();
+}
+
+void NicModel::move_irq(Time now) {
+  irq_at_ = std::max(now, wire_free_);
+  queue_->cancel(handler_);  // the relay, when it is that (its first stage is still due)
+  queue_->schedule(irq_, irq_at_);
 }
 
 void NicModel::schedule_dummy_handler(Time now) {

@@ -37,11 +37,22 @@
 // sequence number a schedule() made at that instant would take; the second
 // stage runs the callback. The order is that of two events, the first arming
 // the second (each stage counts as an event run), without the first's call.
-// The second stage may be another event (Event::relay_to: the NIC's
-// interrupt, then its handler): the first is then disarmed and the other
-// armed, as the first's callback arming it would.
+// The first stage takes no entry of its own (docs/simulator.md, "Speed"): the
+// second is filed at once, under a sequence number not known yet (the
+// kSeqUnknown bit, above every known number: it comes after every entry of
+// its time so far and before any armed until the first stage is due), and
+// the event waits in a short list (relays_) by its first stage's key. When
+// the run passes that key (an event after it runs, or a run's limit is
+// reached) the relay takes the number its first stage would have taken, and
+// an entry that is its key keeps its place. A fresh arm for the same time
+// goes in front of an unknown entry (settle_fresh). Two unknown second
+// stages of one time would need their first stages compared, so a relay
+// whose second stage's time is taken (or with the list full) files its
+// first stage as an entry instead, as an event that arms its own callback
+// (the explicit form: Event::relay_). The order is the same either way.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +70,8 @@ class EventQueue;
 
 namespace detail {
 __extension__ typedef unsigned __int128 EventKey;  // time << 64 | sequence
+// The sequence bit of a relay's second stage whose first has not come due.
+inline constexpr std::uint64_t kSeqUnknown = std::uint64_t{1} << 63;
 }  // namespace detail
 
 // One schedulable callback. Not copyable or movable: the queue refers to it by
@@ -84,19 +97,12 @@ class Event {
   // callback runs the event is no longer armed, so the callback may re-arm it.
   bool armed() const { return filed_ != kNotFiled; }
   // Armed for the first stage of a relay (EventQueue::schedule_relay with a
-  // delay above 0), whose second stage is still to be armed.
-  bool relay_pending() const { return armed() && relay_ != 0; }
-  // A relay of this event arms `second` (bound to the same queue) for its
-  // second stage, instead of itself; `second` must not be armed when the
-  // first stage comes due. Not while armed.
-  void relay_to(Event& second) {
-    assert(!armed() && second.queue_ == queue_);
-    second_ = &second;
-  }
+  // delay above 0), which has not come due yet.
+  bool relay_pending() const { return armed() && (relay_ != 0 || seq_unknown()); }
 
-  // The time the event will run at. Precondition: armed(), or the first
-  // stage of a relay to another event has come due (then: that time).
-  Time when() const { return static_cast<Time>(key_ >> 64); }
+  // The time of the event's next stage: when its callback runs, or while a
+  // relay is pending, its first stage's. Precondition: armed().
+  Time when() const { return seq_unknown() ? first_at_ : static_cast<Time>(key_ >> 64); }
 
   // Replace the callback. Allowed at any time except from inside the callback
   // being replaced.
@@ -113,11 +119,15 @@ class Event {
   // No key has it: the time kNever cannot be armed.
   static constexpr detail::EventKey kNotFiled = ~detail::EventKey{0};
   static void call_callback(void* self) { static_cast<Event*>(self)->callback_(); }
+  // A relay's second stage armed, its first stage not due yet (in the
+  // queue's relays_; only then does key_ carry the bit).
+  bool seq_unknown() const { return (static_cast<std::uint64_t>(key_) & detail::kSeqUnknown) != 0; }
 
   detail::EventKey key_ = 0;          // while armed: its true key
   detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
-  Time relay_ = 0;  // while armed for a relay's first stage: the delay to its second, else 0
-  Event* second_ = this;  // the event a relay's second stage arms (relay_to)
+  Time relay_ = 0;  // while armed for an explicit relay's first stage: the delay to its second, else 0
+  Time first_at_ = 0;  // while seq_unknown(): the first stage's time
+  bool stale_unknown_ = false;  // its entry is under an unknown number and not its key (EventQueue::leave_stale)
   EventQueue* queue_;
   std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
   Fn fn_;
@@ -155,7 +165,7 @@ class EventQueue {
   // schedule(), and at + delay < kNever (std::logic_error).
   void schedule_relay(Event& event, Time at, Time delay) {
     if (delay >= kNever - at) [[unlikely]] bad_relay();
-    schedule_key<true>(event, at, next_seq_++, delay);
+    relay_key<true>(event, at, delay, next_seq_++);
   }
 
   // Take the sequence number schedule() would give next, for an arm decided
@@ -171,9 +181,9 @@ class EventQueue {
     if (delay >= kNever - at) [[unlikely]] bad_relay();
     // No arm since the reservation: `seq` is the newest, as a fresh arm's.
     if (seq + 1 == next_seq_)
-      schedule_key<true>(event, at, seq, delay);
+      relay_key<true>(event, at, delay, seq);
     else
-      schedule_key<false>(event, at, seq, delay);
+      relay_key<false>(event, at, delay, seq);
   }
 
   // Disarm `event`. Returns whether it was armed (false, doing nothing, for an
@@ -194,14 +204,16 @@ class EventQueue {
   bool maybe_due_now() const {
     // run_before(t, ...) runs at t: an event outside this queue may be due.
     if (now_ == stop_at_) [[unlikely]] return true;
+    if (relay_at_ <= now_) return true;  // a relay's first stage
     // The earliest entry's key is at most every armed event's.
     if (lo_ != hi_) [[likely]] return near_[lo_].at <= now_;
     return n_far_ && time_of(far_[0].key) <= now_;
   }
 
   // Run the earliest event: advance now() to its time, disarm it, call its
-  // callback (or, for a relay's first stage, arm its second). Returns false
-  // (doing nothing) when no event is armed.
+  // callback (the relays' first stages due before it come due on the way:
+  // each arms its second stage). Returns false (doing nothing) when no event
+  // is armed.
   bool run_next() { return run_first(kNever); }
 
   // Run every event due at or before `limit`, including those that callbacks
@@ -209,10 +221,12 @@ class EventQueue {
   // Precondition: now() <= limit < kNever (throws std::logic_error).
   std::uint64_t run_until(Time limit) {
     if (limit < now_ || limit == kNever) throw std::logic_error("EventQueue::run_until: bad limit");
-    std::uint64_t n = 0;
-    while (run_first(limit)) ++n;
+    const std::uint64_t before = events_run_;
+    while (run_first(limit)) {
+    }
+    if (relay_at_ <= limit) pass_relays(limit, ~std::uint64_t{0});
     now_ = limit;
-    return n;
+    return events_run_ - before;
   }
 
   // Run every event whose key is below (t, seq): those due before `t`, and
@@ -226,10 +240,12 @@ class EventQueue {
   std::uint64_t run_before(Time t, std::uint64_t seq) {
     if (t < now_ || t == kNever) throw std::logic_error("EventQueue::run_before: bad limit");
     stop_at_ = t;
-    std::uint64_t n = 0;
-    while (run_first<true>(t, seq)) ++n;
+    const std::uint64_t before = events_run_;
+    while (run_first<true>(t, seq)) {
+    }
+    if (relay_at_ <= t) now_ = std::max(now_, pass_relays(t, seq));  // as if the last had run
     stop_at_ = kNever;
-    return n;
+    return events_run_ - before;
   }
 
   // The sequence number the next arm takes: every event armed before this
@@ -278,16 +294,148 @@ class EventQueue {
   void schedule_key(Event& event, Time at, std::uint64_t seq, Time relay) {
     if (event.queue_ != this) [[unlikely]] bad_queue();
     if (at < now_ || at == kNever) [[unlikely]] bad_time(at);
+    if (event.seq_unknown()) [[unlikely]] forget_relay(event);
     const detail::EventKey key = detail::EventKey{at} << 64 | seq;
     event.key_ = key;
     event.relay_ = relay;
     // Armed and moved later (or to the same time): the entry stays, under a
     // smaller key (see above). Not armed: filed_ is above every key.
-    if (event.filed_ < key) return;
+    if (event.filed_ < key) {
+      leave_stale(event);
+      return;
+    }
     if (event.filed_ != Event::kNotFiled) unfile(event);  // moved earlier
     event.filed_ = key;
     file<kFresh>(key, &event);
   }
+
+  // A relay with `seq` (kFresh: the newest): its second stage filed under an
+  // unknown sequence number, or the explicit form when another relay's second
+  // stage waits for the same time (see above). Preconditions: those of
+  // schedule_relay().
+  template <bool kFresh>
+  void relay_key(Event& event, Time at, Time delay, std::uint64_t seq) {
+    if (event.queue_ != this) [[unlikely]] bad_queue();
+    if (at < now_) [[unlikely]] bad_time(at);
+    if (event.seq_unknown()) forget_relay(event);
+    const std::uint32_t place = delay == 0 ? kNoPlace : relay_place(at, seq, at + delay);
+    if (place == kNoPlace) [[unlikely]]
+      return schedule_key<kFresh>(event, at, seq, delay);
+    const detail::EventKey key = detail::EventKey{at + delay} << 64 | (detail::kSeqUnknown | seq);
+    event.key_ = key;
+    event.relay_ = 0;
+    event.first_at_ = at;
+    // Moved later: the entry stays (see above).
+    if (event.filed_ > key) {
+      if (event.filed_ != Event::kNotFiled) unfile(event);
+      event.filed_ = key;
+      file<true>(key, &event);  // after every entry of its time: none of them is unknown
+    } else {
+      leave_stale(event);
+    }
+    note_relay(event, place);
+  }
+  // relay_key() for an event that is not armed (`fresh`: seq is the newest).
+  [[gnu::always_inline]] void unarmed_relay_key(Event& event, Time at, Time delay, std::uint64_t seq, bool fresh) {
+    const std::uint32_t place = delay == 0 ? kNoPlace : relay_place(at, seq, at + delay);
+    if (place != kNoPlace) [[likely]] {
+      const detail::EventKey key = detail::EventKey{at + delay} << 64 | (detail::kSeqUnknown | seq);
+      event.key_ = key;
+      event.filed_ = key;
+      event.relay_ = 0;
+      event.first_at_ = at;
+      file<true>(key, &event);
+      note_relay(event, place);
+      return;
+    }
+    const detail::EventKey key = detail::EventKey{at} << 64 | seq;
+    event.key_ = key;
+    event.filed_ = key;
+    event.relay_ = delay;
+    if (fresh)
+      file<true>(key, &event);
+    else
+      file<false>(key, &event);
+  }
+  // Where in relays_ a relay whose first stage is (t1, seq) goes, or kNoPlace
+  // when relays_ is full or another relay's second stage waits for `t2`.
+  static constexpr std::uint32_t kNoPlace = ~std::uint32_t{0};
+  std::uint32_t relay_place(Time t1, std::uint64_t seq, Time t2) const {
+    if (n_relays_ == kRelaysMax) [[unlikely]] return kNoPlace;
+    std::uint32_t place = n_relays_;
+    for (std::uint32_t i = n_relays_; i-- > 0;) {
+      const Event& r = *relays_[i];
+      if (time_of(r.key_) == t2) [[unlikely]] return kNoPlace;
+      if (r.first_at_ < t1 || (r.first_at_ == t1 && relay_seq(r) < seq)) place = i;  // r's comes first
+    }
+    return place;
+  }
+  static std::uint64_t relay_seq(const Event& e) { return static_cast<std::uint64_t>(e.key_) & ~detail::kSeqUnknown; }
+  // Add `e` (seq_unknown(), not listed) to relays_ at `place` (relay_place()).
+  void note_relay(Event& e, std::uint32_t place) {
+    for (std::uint32_t i = n_relays_; i > place; --i) relays_[i] = relays_[i - 1];
+    relays_[place] = &e;
+    ++n_relays_;
+    relay_at_ = std::min(relay_at_, e.first_at_);  // the earliest first stage
+  }
+  // Take `e` out of relays_ (its arm is replaced or cancelled).
+  void forget_relay(Event& e) {
+    std::uint32_t i = n_relays_ - 1;
+    while (relays_[i] != &e) --i;  // listed: seq_unknown()
+    for (; i + 1 < n_relays_; ++i) relays_[i] = relays_[i + 1];
+    --n_relays_;
+    relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
+    e.key_ &= ~detail::EventKey{detail::kSeqUnknown};
+  }
+  // `e`'s entry stays where it is, no longer its event's key (moved later):
+  // one under an unknown number is counted (pass_relays).
+  void leave_stale(Event& e) {
+    if ((static_cast<std::uint64_t>(e.filed_) & detail::kSeqUnknown) && !e.stale_unknown_) {
+      e.stale_unknown_ = true;
+      ++n_stale_unknown_;
+    }
+  }
+  // `e`'s entry is taken out.
+  void entry_gone(Event& e) {
+    if (e.stale_unknown_) [[unlikely]] {
+      e.stale_unknown_ = false;
+      --n_stale_unknown_;
+    }
+  }
+  // Every relay whose first stage's key is below (at, seq) comes due, in
+  // first-stage order: it takes the sequence number its first stage would
+  // have (an event run), and its entry keeps its place, since that number is
+  // above every one known and below any to come, as the unknown one it
+  // replaces was, and no other entry of its time is unknown (a stale one may
+  // be: then it is filed again). Returns the last one's first stage's time
+  // (0: none came due).
+  Time pass_relays(Time at, std::uint64_t seq) {
+    Time last = 0;
+    while (n_relays_ != 0) {
+      Event& e = *relays_[n_relays_ - 1];
+      if (e.first_at_ > at || (e.first_at_ == at && relay_seq(e) >= seq)) break;
+      --n_relays_;
+      last = e.first_at_;
+      ++events_run_;
+      const std::uint64_t unknown = static_cast<std::uint64_t>(e.key_);
+      const detail::EventKey key = (e.key_ >> 64 << 64) | next_seq_++;
+      e.key_ = key;
+      // In place unless filed under an earlier arm's key, or another entry
+      // under an unknown number is left early (maybe at this time, before
+      // this one: the smaller key would go behind it).
+      if (static_cast<std::uint64_t>(e.filed_) == unknown && n_stale_unknown_ == 0) [[likely]] {
+        if (n_far_ != 0 && !in_near(e)) [[unlikely]] far_[e.heap_index_].key = key;
+        e.filed_ = key;
+      } else {
+        refile_early(e);
+      }
+    }
+    relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
+    return last;
+  }
+  // An armed event's entry is in the near array (unfile()).
+  bool in_near(const Event& e) const { return lo_ != hi_ && e.filed_ <= near_[hi_ - 1].event->filed_; }
+  void refile_early(Event& e);  // unfile and file under its true key
 
   static Time time_of(detail::EventKey key) { return static_cast<Time>(key >> 64); }
   // Whether an entry keyed `k` comes before the far entry keyed `f` (see kFresh).
@@ -303,7 +451,8 @@ class EventQueue {
     return time_of(k) != n.at ? time_of(k) < n.at : k < n.event->filed_;
   }
 
-  // Run the earliest event if it is due at or before `limit`; false otherwise
+  // Run the earliest callback if it is due at or before `limit` (the relays'
+  // first stages before it on the way); false otherwise
   // or when none is armed. An entry of an event moved later is filed again
   // first: its key is not the event's, which shows in the sequence number
   // alone (every arm takes its own, so equal numbers mean the same arm).
@@ -322,26 +471,29 @@ class EventQueue {
       Event& event = *f->event;
       if constexpr (kBefore)
         if (at == limit && static_cast<std::uint64_t>(event.filed_) >= seq) return false;
-      ++lo_;
       if (static_cast<std::uint64_t>(event.filed_) != static_cast<std::uint64_t>(event.key_)) [[unlikely]] {
+        ++lo_;
+        entry_gone(event);
         event.filed_ = event.key_;
         file<false>(event.key_, &event);
         continue;
       }
+      // The relays whose first stage comes before this event (the front
+      // entry stays the front: the others keep their places or go later).
+      if (at >= relay_at_) pass_relays(at, static_cast<std::uint64_t>(event.filed_));
+      assert(near_[lo_].event == &event);
+      ++lo_;
       now_ = at;
       ++events_run_;
       if (event.relay_ != 0) [[unlikely]] {
-        // A relay's first stage: arm the second as schedule(event, now_ +
-        // relay_) would here (a fresh arm: the entry was just taken out).
+        // An explicit relay's first stage: arm the second as schedule(event,
+        // now_ + relay_) would here (a fresh arm: the entry was just taken out).
         const detail::EventKey key = detail::EventKey{now_ + event.relay_} << 64 | next_seq_++;
         event.relay_ = 0;
-        event.filed_ = Event::kNotFiled;  // (the second may be the event itself)
-        Event& second = *event.second_;
-        assert(&second == &event || !second.armed());
-        second.key_ = key;
-        second.filed_ = key;
-        refile_front(key, &second);
-        return true;
+        event.key_ = key;
+        event.filed_ = key;
+        refile_front(key, &event);
+        continue;  // no callback ran
       }
       event.filed_ = Event::kNotFiled;
       event.fn_(event.context_);
@@ -363,7 +515,7 @@ class EventQueue {
       return;
     }
     if (hi_ - lo_ == kNearMax) [[unlikely]] {
-      if (!before<kFresh>(key, near_[hi_ - 1])) {
+      if (!before<false>(key, near_[hi_ - 1])) {  // exact: the last may be unknown
         far_push(key, event);
         return;
       }
@@ -391,6 +543,17 @@ class EventQueue {
       for (; p + 1 != end; ++p) p[0] = p[1];  // e goes last
     }
     *p = Near{time_of(key), event};
+    if (relay_at_ != kNever || n_stale_unknown_ != 0) [[unlikely]] settle_fresh(p);
+  }
+  // A fresh arm at `p`, placed after every entry of its time: in front of an
+  // unknown one there (a relay's second stage whose first is not due yet).
+  void settle_fresh(Near* p) {
+    while (p != near_.get() + lo_ && p[-1].at == p->at &&
+           (static_cast<std::uint64_t>(p[-1].event->filed_) & detail::kSeqUnknown) &&
+           !(static_cast<std::uint64_t>(p->event->filed_) & detail::kSeqUnknown)) {
+      std::swap(p[-1], p[0]);
+      --p;
+    }
   }
 
   // Insert into the near array (not full), shifting its nearer half.
@@ -413,12 +576,14 @@ class EventQueue {
       lo_ = lo - 1;
       for (; !before<kFresh>(key, p[1]); ++p) p[0] = p[1];
       *p = e;
+      if (kFresh && (relay_at_ != kNever || n_stale_unknown_ != 0)) [[unlikely]] settle_fresh(p);
     } else {
       if (hi == kNearSlots) [[unlikely]] recenter(), hi = hi_;
       Near* p = a + hi;
       hi_ = hi + 1;
       for (; before<kFresh>(key, p[-1]); --p) p[0] = p[-1];
       *p = e;
+      if (kFresh && (relay_at_ != kNever || n_stale_unknown_ != 0)) [[unlikely]] settle_fresh(p);
     }
   }
   void recenter();
@@ -471,8 +636,20 @@ class EventQueue {
   std::size_t n_far_ = 0;
   Time now_;
   std::uint64_t next_seq_ = 0;
-  std::uint64_t events_run_ = 0;
   Time stop_at_ = kNever;  // run_before()'s t while it runs
+  // Not beside next_seq_: GCC would add to both with one 16-byte load and
+  // store, and a 16-byte load of two fields just written one by one waits
+  // for both stores (docs/simulator.md, "Speed").
+  std::uint64_t events_run_ = 0;
+  // The relays whose second stage is filed and whose first has not come due:
+  // up to kRelaysMax (a device's interrupt each; more take the explicit
+  // form), the earliest first stage last; relay_at_ is its time (kNever when
+  // none).
+  static constexpr std::uint32_t kRelaysMax = 4;
+  Event* relays_[kRelaysMax] = {};
+  std::uint32_t n_relays_ = 0;
+  std::uint32_t n_stale_unknown_ = 0;  // entries under an unknown number that are not their events' keys
+  Time relay_at_ = kNever;
 
  public:
   // schedule(event, at) for an event its owner knows is not armed (the NIC's
@@ -493,11 +670,7 @@ class EventQueue {
   // delay < kNever (checked in debug builds only).
   void schedule_unarmed_relay(Event& event, Time at, Time delay) {
     assert(!event.armed() && event.queue_ == this && at >= now_ && at != kNever && delay < kNever - at);
-    const detail::EventKey key = detail::EventKey{at} << 64 | next_seq_++;
-    event.key_ = key;
-    event.filed_ = key;
-    event.relay_ = delay;
-    file<true>(key, &event);
+    unarmed_relay_key(event, at, delay, next_seq_++, true);
   }
   // schedule_relay_reserved() for an event its owner knows is not armed (the
   // hrtimer's device, armed at its handler's end): the same key and place,
@@ -507,15 +680,8 @@ class EventQueue {
   void schedule_relay_reserved_unarmed(Event& event, Time at, Time delay, std::uint64_t seq) {
     assert(!event.armed() && event.queue_ == this && at >= now_ && at != kNever);
     if (delay >= kNever - at) [[unlikely]] bad_relay();
-    const detail::EventKey key = detail::EventKey{at} << 64 | seq;
-    event.key_ = key;
-    event.filed_ = key;
-    event.relay_ = delay;
     // No arm since the reservation: `seq` is the newest, as a fresh arm's.
-    if (seq + 1 == next_seq_)
-      file<true>(key, &event);
-    else
-      file<false>(key, &event);
+    unarmed_relay_key(event, at, delay, seq, seq + 1 == next_seq_);
   }
 };
 

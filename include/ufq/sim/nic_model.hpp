@@ -69,8 +69,9 @@ class NicModel {
     NicStats s = stats_;
     s.packets = stats_.completions + used_;
     // Interrupts are counted by their handlers (the relay runs no code at
-    // the interrupt), so one whose handler is armed counts too.
-    s.interrupts = config_.dummy ? 0 : stats_.interrupts + handler_.armed();
+    // the interrupt), so one that has fired and whose handler is armed
+    // counts too.
+    s.interrupts = config_.dummy ? 0 : stats_.interrupts + (handler_.armed() && !handler_.relay_pending());
     return s;
   }
   const NicConfig& config() const { return config_; }
@@ -80,10 +81,13 @@ class NicModel {
     Packet* pkt;
     Time done;  // serialisation end
   };
-  void raise_irq();     // irq_ run as a plain event (moved by xmit, or no latency)
+  void raise_irq();     // irq_, a plain event (moved by xmit, or no latency): arms the handler
   void handle_irq();    // the handler: reclaim completed descriptors
   void schedule_irq();  // next interrupt from the pending completions
   [[gnu::noinline]] void schedule_dummy_handler(Time now);  // the dummy device's next handler
+  // The tx-frames-th pending completion before the interrupt: the interrupt
+  // moves to it, as irq_ (a plain event) instead of the relay.
+  [[gnu::noinline]] void move_irq(Time now);
   // Ring index `i` (< 2 * ring_size) wrapped: a compare, not a division.
   std::uint32_t wrap(std::uint32_t i) const { return i >= config_.ring_size ? i - config_.ring_size : i; }
   void post(Slot s) {   // at the ring's tail (there is room)
@@ -100,19 +104,20 @@ class NicModel {
   std::uint32_t used_ = 0;
   std::uint32_t unreported_ = 0;  // posted since the last interrupt was scheduled for them
   Time wire_free_ = 0;
-  // The device interrupt, a relay to handler_ irq_latency later
-  // (EventQueue::schedule_unarmed_relay): the queue arms the handler as
-  // raise_irq() would, without the call. Moved by xmit it is a plain event,
+  // The device interrupt at irq_at_ and its handler irq_latency later: a
+  // relay of handler_ (EventQueue::schedule_unarmed_relay), which the queue
+  // runs as if the interrupt's event armed the handler, without the call.
+  // Moved earlier by xmit, the interrupt is a plain event of its own (irq_),
   // and raise_irq() arms the handler.
   Event irq_;
   Event handler_;
-  // Which of the two is armed: never both, and neither is ever cancelled, so
-  // a byte the arms and the runs keep tells it without reading the events.
-  // Once the relay has armed the handler it still says irq: xmit's move
-  // test then fails, since wire_free_ >= now >= irq_.when() (its time of
-  // firing, kept by the disarmed event), as with handler.
+  // Which stage is next: the interrupt (the relay's first stage, or irq_),
+  // the handler, or neither. Kept by the arms and the runs, so no event is
+  // read. Once the interrupt has fired it still says irq: xmit's move test
+  // then fails, since wire_free_ >= now >= irq_at_, as with handler.
   enum class Armed : std::uint8_t { none, irq, handler };
   Armed armed_ = Armed::none;
+  Time irq_at_ = 0;  // while armed_ is irq: the interrupt's time
   std::uint64_t ns_per_byte_x1000_;  // serialisation time, in ps per byte
   // The last length's serialisation time: most runs have one packet size.
   std::uint32_t ser_len_ = 0;
@@ -151,8 +156,8 @@ inline bool NicModel::xmit(Packet& pkt, bool more, Time now) {
   // tx-frames-th pending completion fires at once.
   if (armed_ == Armed::none) {
     schedule_irq();
-  } else if (armed_ == Armed::irq && unreported_ >= config_.tx_frames && wire_free_ < irq_.when()) {
-    queue_->schedule(irq_, std::max(now, wire_free_));
+  } else if (armed_ == Armed::irq && unreported_ >= config_.tx_frames && wire_free_ < irq_at_) [[unlikely]] {
+    move_irq(now);
   }
   return true;
 }

@@ -321,15 +321,14 @@ class EventQueue {
     const std::uint32_t place = delay == 0 ? kNoPlace : relay_place(at, seq, at + delay);
     if (place == kNoPlace) [[unlikely]]
       return schedule_key<kFresh>(event, at, seq, delay);
-    const detail::EventKey key = detail::EventKey{at + delay} << 64 | (detail::kSeqUnknown | seq);
-    event.key_ = key;
-    event.relay_ = 0;
-    event.first_at_ = at;
+    const detail::EventKey key = arm_second(event, at, delay, seq);
     // Moved later: the entry stays (see above).
     if (event.filed_ > key) {
       if (event.filed_ != Event::kNotFiled) unfile(event);
       event.filed_ = key;
-      file<true>(key, &event);  // after every entry of its time: none of them is unknown
+      // After every entry of its time: no other one is its event's key under
+      // an unknown number, and an early one has an older number.
+      file<true>(key, &event);
     } else {
       leave_stale(event);
     }
@@ -339,11 +338,8 @@ class EventQueue {
   [[gnu::always_inline]] void unarmed_relay_key(Event& event, Time at, Time delay, std::uint64_t seq, bool fresh) {
     const std::uint32_t place = delay == 0 ? kNoPlace : relay_place(at, seq, at + delay);
     if (place != kNoPlace) [[likely]] {
-      const detail::EventKey key = detail::EventKey{at + delay} << 64 | (detail::kSeqUnknown | seq);
-      event.key_ = key;
+      const detail::EventKey key = arm_second(event, at, delay, seq);
       event.filed_ = key;
-      event.relay_ = 0;
-      event.first_at_ = at;
       file<true>(key, &event);
       note_relay(event, place);
       return;
@@ -357,6 +353,18 @@ class EventQueue {
     else
       file<false>(key, &event);
   }
+  // The key of a relay's second stage under an unknown number, made the
+  // event's (its first stage at `at`); returned for filing.
+  detail::EventKey arm_second(Event& event, Time at, Time delay, std::uint64_t seq) {
+    const detail::EventKey key = detail::EventKey{at + delay} << 64 | (detail::kSeqUnknown | seq);
+    event.key_ = key;
+    event.relay_ = 0;
+    event.first_at_ = at;
+    return key;
+  }
+  // Some entry may be under an unknown number: a fresh arm then settles in
+  // front of one of its time (settle_fresh).
+  bool maybe_unknown() const { return relay_at_ != kNever || n_stale_unknown_ != 0; }
   // Where in relays_ a relay whose first stage is (t1, seq) goes, or kNoPlace
   // when relays_ is full or another relay's second stage waits for `t2`.
   static constexpr std::uint32_t kNoPlace = ~std::uint32_t{0};
@@ -543,7 +551,7 @@ class EventQueue {
       for (; p + 1 != end; ++p) p[0] = p[1];  // e goes last
     }
     *p = Near{time_of(key), event};
-    if (relay_at_ != kNever || n_stale_unknown_ != 0) [[unlikely]] settle_fresh(p);
+    if (maybe_unknown()) [[unlikely]] settle_fresh(p);
   }
   // A fresh arm at `p`, placed after every entry of its time: in front of an
   // unknown one there (a relay's second stage whose first is not due yet).
@@ -576,14 +584,14 @@ class EventQueue {
       lo_ = lo - 1;
       for (; !before<kFresh>(key, p[1]); ++p) p[0] = p[1];
       *p = e;
-      if (kFresh && (relay_at_ != kNever || n_stale_unknown_ != 0)) [[unlikely]] settle_fresh(p);
+      if (kFresh && maybe_unknown()) [[unlikely]] settle_fresh(p);
     } else {
       if (hi == kNearSlots) [[unlikely]] recenter(), hi = hi_;
       Near* p = a + hi;
       hi_ = hi + 1;
       for (; before<kFresh>(key, p[-1]); --p) p[0] = p[-1];
       *p = e;
-      if (kFresh && (relay_at_ != kNever || n_stale_unknown_ != 0)) [[unlikely]] settle_fresh(p);
+      if (kFresh && maybe_unknown()) [[unlikely]] settle_fresh(p);
     }
   }
   void recenter();

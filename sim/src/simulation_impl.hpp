@@ -408,7 +408,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   // a flow that is off).
   [[gnu::noinline]] void complete_other(Cpu<Sched>& c, Flow& f, Packet& p) {
     if (sender_ || generation_of(p.cookie) != f.generation) {
-      free_.push_back(&p);
+      free_[c.index].push_back(&p);
       return;
     }
     --f.inflight;
@@ -420,15 +420,20 @@ class Simulation final : TrafficHost, GuestSender::Host {
   [[gnu::noinline]] void refused(Flow& f, Packet& p) {
     ++dropped_;
     --f.inflight;
-    free_.push_back(&p);
+    free_[f.queue].push_back(&p);
   }
 
-  // The pool grows only when churn leaves ended flows' packets in flight
-  // beside their successors'; a deque keeps the packets fq holds in place.
-  Packet* take_packet() {
-    if (free_.empty()) return &packets_.emplace_back();
-    Packet* p = free_.back();
-    free_.pop_back();
+  // A free packet for transmit queue `queue`. Each queue has its own free
+  // list, first filled from one stretch of the pool per queue (make_flows()),
+  // so that a queue's packets share cache lines with each other rather than
+  // with other queues' (docs/simulator.md, "Speed"). The pool grows only when
+  // churn leaves ended flows' packets in flight beside their successors'; a
+  // deque keeps the packets fq holds in place.
+  Packet* take_packet(std::uint32_t queue) {
+    std::vector<Packet*>& free = free_[queue];
+    if (free.empty()) return &packets_.emplace_back();
+    Packet* p = free.back();
+    free.pop_back();
     return p;
   }
 
@@ -438,7 +443,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   [[gnu::always_inline]] void refill(Flow& f, Cpu<Sched>& c, Packet* spare = nullptr) {
     while (f.on && f.inflight < cfg_.inflight)
       if (!enqueue_one(f, c, spare)) break;  // a source backs off after a drop
-    if (spare) free_.push_back(spare);
+    if (spare) free_[c.index].push_back(spare);
   }
 
   // The flow's next packet into fq (`spare`, when set, is used and cleared
@@ -448,13 +453,13 @@ class Simulation final : TrafficHost, GuestSender::Host {
     Time tstamp = 0;
     std::uint32_t len = cfg_.packet_size;
     if (!source_->next(f, tstamp, len)) return false;
-    Packet* p = spare ? spare : take_packet();
+    Packet* p = spare ? spare : take_packet(c.index);
     spare = nullptr;
     set_up(*p, f, tstamp, len);
     ++offered_;
     if (c.fq.enqueue(*p, c.q.now()) != Verdict::queued) {
       ++dropped_;
-      free_.push_back(p);
+      free_[c.index].push_back(p);
       return false;
     }
     ++f.inflight;
@@ -689,11 +694,19 @@ class Simulation final : TrafficHost, GuestSender::Host {
     for (const LatenessClass& k : source_->lateness_classes()) classes_.push_back(ClassLateness{k.name, k.gap, 0, {}});
     for (const Flow& f : flows_)
       if (f.lateness_class && f.lateness_class <= classes_.size()) ++classes_[f.lateness_class - 1].flows;
-    const std::size_t pool =
-        static_cast<std::size_t>(cfg_.flows) * (cfg_.guest.sender ? cfg_.guest.sndbuf : cfg_.inflight);
-    packets_.resize(pool);
-    free_.reserve(pool);
-    for (auto& p : packets_) free_.push_back(&p);
+    // The pool: each queue's flows' allowance, queue after queue, each free
+    // list giving its packets in address order.
+    const std::size_t per_flow = cfg_.guest.sender ? cfg_.guest.sndbuf : cfg_.inflight;
+    std::vector<std::size_t> per_queue(cfg_.queues, 0);
+    for (const Flow& f : flows_) per_queue[f.queue] += per_flow;
+    pool_ = std::vector<Packet>(static_cast<std::size_t>(cfg_.flows) * per_flow);
+    free_.resize(cfg_.queues);
+    Packet* next = pool_.data();
+    for (std::uint32_t q = 0; q < cfg_.queues; ++q) {
+      free_[q].reserve(per_queue[q]);
+      next += per_queue[q];
+      for (std::size_t k = 0; k < per_queue[q]; ++k) free_[q].push_back(next - 1 - k);
+    }
     started_.assign(cfg_.flows, false);
     next_flow_id_ = static_cast<std::uint64_t>(cfg_.flows) + 1;
   }
@@ -715,8 +728,9 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::vector<Flow> flows_;
   std::vector<std::unique_ptr<Event>> wakes_;  // per flow, unless the model's wakes are shared
   std::vector<bool> started_;
-  std::deque<Packet> packets_;
-  std::vector<Packet*> free_;
+  std::vector<Packet> pool_;      // the packets the flows' allowance needs (make_flows())
+  std::deque<Packet> packets_;    // more, when churn needs them (take_packet())
+  std::vector<std::vector<Packet*>> free_;  // per transmit queue
   ExponentialDraws other_draws_;  // the other interrupts' gaps: Rng(seed).exponential(1e9 / rate)
   Time next_other_irq_ = kNever;
   Event sampler_;

@@ -369,28 +369,28 @@ class EventQueue {
   // when relays_ is full or another relay's second stage waits for `t2`.
   static constexpr std::uint32_t kNoPlace = ~std::uint32_t{0};
   std::uint32_t relay_place(Time t1, std::uint64_t seq, Time t2) const {
+    static_assert(kRelaysMax == 2, "relay_place(), note_relay() and forget_relay() are written for two");
+    if (n_relays_ == 0) return 0;
     if (n_relays_ == kRelaysMax) [[unlikely]] return kNoPlace;
-    std::uint32_t place = n_relays_;
-    for (std::uint32_t i = n_relays_; i-- > 0;) {
-      const Event& r = *relays_[i];
-      if (time_of(r.key_) == t2) [[unlikely]] return kNoPlace;
-      if (r.first_at_ < t1 || (r.first_at_ == t1 && relay_seq(r) < seq)) place = i;  // r's comes first
-    }
-    return place;
+    const Event& r = *relays_[0];
+    if (time_of(r.key_) == t2) [[unlikely]] return kNoPlace;
+    // r's first stage comes first: `e` goes below it.
+    return r.first_at_ < t1 || (r.first_at_ == t1 && relay_seq(r) < seq) ? 0 : 1;
   }
   static std::uint64_t relay_seq(const Event& e) { return static_cast<std::uint64_t>(e.key_) & ~detail::kSeqUnknown; }
   // Add `e` (seq_unknown(), not listed) to relays_ at `place` (relay_place()).
+  // Two stores, no loop: at place 0 the one listed (if any) moves up; at
+  // place 1 the second store overwrites the first.
   void note_relay(Event& e, std::uint32_t place) {
-    for (std::uint32_t i = n_relays_; i > place; --i) relays_[i] = relays_[i - 1];
+    relays_[1] = relays_[0];
     relays_[place] = &e;
     ++n_relays_;
     relay_at_ = std::min(relay_at_, e.first_at_);  // the earliest first stage
   }
-  // Take `e` out of relays_ (its arm is replaced or cancelled).
+  // Take `e` out of relays_ (its arm is replaced or cancelled): the one above
+  // it, if any, moves down.
   void forget_relay(Event& e) {
-    std::uint32_t i = n_relays_ - 1;
-    while (relays_[i] != &e) --i;  // listed: seq_unknown()
-    for (; i + 1 < n_relays_; ++i) relays_[i] = relays_[i + 1];
+    if (relays_[0] == &e) relays_[0] = relays_[1];  // listed: seq_unknown()
     --n_relays_;
     relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
     e.key_ &= ~detail::EventKey{detail::kSeqUnknown};
@@ -650,10 +650,10 @@ class EventQueue {
   // for both stores (docs/simulator.md, "Speed").
   std::uint64_t events_run_ = 0;
   // The relays whose second stage is filed and whose first has not come due:
-  // up to kRelaysMax (a device's interrupt each; more take the explicit
-  // form), the earliest first stage last; relay_at_ is its time (kNever when
-  // none).
-  static constexpr std::uint32_t kRelaysMax = 4;
+  // up to kRelaysMax (a device's interrupt each: the simulator's CPU has two,
+  // the hrtimer's and the NIC's; more take the explicit form), the earliest
+  // first stage last; relay_at_ is its time (kNever when none).
+  static constexpr std::uint32_t kRelaysMax = 2;
   Event* relays_[kRelaysMax] = {};
   std::uint32_t n_relays_ = 0;
   std::uint32_t n_stale_unknown_ = 0;  // entries under an unknown number that are not their events' keys

@@ -425,21 +425,37 @@ class EventQueue {
       --n_relays_;
       last = e.first_at_;
       ++events_run_;
-      const std::uint64_t unknown = static_cast<std::uint64_t>(e.key_);
-      const detail::EventKey key = (e.key_ >> 64 << 64) | next_seq_++;
-      e.key_ = key;
-      // In place unless filed under an earlier arm's key, or another entry
-      // under an unknown number is left early (maybe at this time, before
-      // this one: the smaller key would go behind it).
-      if (static_cast<std::uint64_t>(e.filed_) == unknown && n_stale_unknown_ == 0) [[likely]] {
-        if (n_far_ != 0 && !in_near(e)) [[unlikely]] far_[e.heap_index_].key = key;
-        e.filed_ = key;
-      } else {
-        refile_early(e);
-      }
+      pass_one(e);
     }
     relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
     return last;
+  }
+  // pass_relays() for run_first(), inline: `at` >= relay_at_, so the
+  // earliest relay is due unless it ties at `at` with the higher number.
+  [[gnu::always_inline]] void pass_due(Time at, std::uint64_t seq) {
+    do {
+      Event& e = *relays_[n_relays_ - 1];
+      if (relay_at_ == at && relay_seq(e) >= seq) [[unlikely]] return;
+      --n_relays_;
+      ++events_run_;
+      pass_one(e);
+      relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
+    } while (at >= relay_at_);
+  }
+  // A relay whose first stage has come due (out of relays_): its number.
+  // Its entry stays in place unless filed under an earlier arm's key, or
+  // another entry under an unknown number is left early (maybe at this time,
+  // before this one: the smaller key would go behind it).
+  void pass_one(Event& e) {
+    const std::uint64_t unknown = static_cast<std::uint64_t>(e.key_);
+    const detail::EventKey key = (e.key_ >> 64 << 64) | next_seq_++;
+    e.key_ = key;
+    if (static_cast<std::uint64_t>(e.filed_) == unknown && n_stale_unknown_ == 0) [[likely]] {
+      if (n_far_ != 0 && !in_near(e)) [[unlikely]] far_[e.heap_index_].key = key;
+      e.filed_ = key;
+    } else {
+      refile_early(e);
+    }
   }
   // An armed event's entry is in the near array (unfile()).
   bool in_near(const Event& e) const { return lo_ != hi_ && e.filed_ <= near_[hi_ - 1].event->filed_; }
@@ -488,7 +504,7 @@ class EventQueue {
       }
       // The relays whose first stage comes before this event (the front
       // entry stays the front: the others keep their places or go later).
-      if (at >= relay_at_) pass_relays(at, static_cast<std::uint64_t>(event.filed_));
+      if (at >= relay_at_) pass_due(at, static_cast<std::uint64_t>(event.filed_));
       assert(near_[lo_].event == &event);
       ++lo_;
       now_ = at;

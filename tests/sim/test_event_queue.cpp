@@ -233,6 +233,9 @@ std::vector<Record> run_heap(std::uint64_t seed, std::uint64_t steps, std::uint6
   std::vector<Record> trace;
   std::vector<std::unique_ptr<Event>> ev;
   for (int i = 0; i < RandomProgram::events; ++i) ev.push_back(std::make_unique<Event>(q, nullptr));
+  // A quarter of them keep the explicit form for their relays (the hrtimer's
+  // device: Event::set_explicit_relay), beside the others' relay list.
+  for (int i = 0; i < RandomProgram::events; i += 4) ev[static_cast<std::size_t>(i)]->set_explicit_relay(true);
   auto schedule = [&](int i, Time t, Time relay) {
     Event& e = *ev[static_cast<std::size_t>(i)];
     if (relay && !e.armed() && i % 2 == 1)

@@ -49,7 +49,8 @@
 // stages of one time would need their first stages compared, so a relay
 // whose second stage's time is taken (or with the list full) files its
 // first stage as an entry instead, as an event that arms its own callback
-// (the explicit form: Event::relay_). The order is the same either way.
+// (the explicit form: Event::relay_), as does an event whose owner asks for
+// that form (Event::set_explicit_relay). The order is the same either way.
 #pragma once
 
 #include <algorithm>
@@ -113,6 +114,13 @@ class Event {
   }
 
   EventQueue& queue() const { return *queue_; }
+  // Whether this event's relays always take the explicit form (their first
+  // stage as an entry of its own, see the top of this file) instead of the
+  // relay list: the same order either way, so only the cost differs. For a
+  // relay that is moved often (the hrtimer's clock-event device, reprogrammed
+  // between firings), whose every move would take it out of the list and
+  // place it again (docs/simulator.md, "Speed"). Off by default.
+  void set_explicit_relay(bool on) { explicit_relay_ = on; }
 
  private:
   friend class EventQueue;
@@ -127,6 +135,7 @@ class Event {
   detail::EventKey filed_ = kNotFiled;  // its entry's key (<= key_), kNotFiled when not armed
   Time relay_ = 0;  // while armed for an explicit relay's first stage: the delay to its second, else 0
   Time first_at_ = 0;  // while seq_unknown(): the first stage's time
+  bool explicit_relay_ = false;  // set_explicit_relay()
   bool stale_unknown_ = false;  // its entry is under an unknown number and not its key (EventQueue::leave_stale)
   EventQueue* queue_;
   std::size_t heap_index_ = 0;  // its entry's position in EventQueue::far_, while there
@@ -318,7 +327,7 @@ class EventQueue {
     if (event.queue_ != this) [[unlikely]] bad_queue();
     if (at < now_) [[unlikely]] bad_time(at);
     if (event.seq_unknown()) forget_relay(event);
-    const std::uint32_t place = delay == 0 ? kNoPlace : relay_place(at, seq, at + delay);
+    const std::uint32_t place = delay == 0 || event.explicit_relay_ ? kNoPlace : relay_place(at, seq, at + delay);
     if (place == kNoPlace) [[unlikely]]
       return schedule_key<kFresh>(event, at, seq, delay);
     const detail::EventKey key = arm_second(event, at, delay, seq);
@@ -336,7 +345,7 @@ class EventQueue {
   }
   // relay_key() for an event that is not armed (`fresh`: seq is the newest).
   [[gnu::always_inline]] void unarmed_relay_key(Event& event, Time at, Time delay, std::uint64_t seq, bool fresh) {
-    const std::uint32_t place = delay == 0 ? kNoPlace : relay_place(at, seq, at + delay);
+    const std::uint32_t place = delay == 0 || event.explicit_relay_ ? kNoPlace : relay_place(at, seq, at + delay);
     if (place != kNoPlace) [[likely]] {
       const detail::EventKey key = arm_second(event, at, delay, seq);
       event.filed_ = key;

@@ -675,9 +675,10 @@ class EventQueue {
   // for both stores (docs/simulator.md, "Speed").
   std::uint64_t events_run_ = 0;
   // The relays whose second stage is filed and whose first has not come due:
-  // up to kRelaysMax (a device's interrupt each: the simulator's CPU has two,
-  // the hrtimer's and the NIC's; more take the explicit form), the earliest
-  // first stage last; relay_at_ is its time (kNever when none).
+  // up to kRelaysMax (a device's interrupt each: the simulator's CPU lists
+  // its NIC's, its hrtimer device asking for the explicit form; more take
+  // the explicit form too), the earliest first stage last; relay_at_ is its
+  // time (kNever when none).
   static constexpr std::uint32_t kRelaysMax = 2;
   Event* relays_[kRelaysMax] = {};
   std::uint32_t n_relays_ = 0;

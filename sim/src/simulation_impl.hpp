@@ -202,7 +202,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
       GuestSender::Host& host = *this;
       sender_ = std::make_unique<GuestSender>(q_, cfg_.guest, rng_, host, cfg_.flows);
     }
-    departure_extras_ = trace_ || sender_ ? 1 : 0;
+    departure_extras_ = trace_ || sender_ || !classes_.empty() ? 1 : 0;
     for (auto& c : cpus_) guest_cpu_ = guest_cpu_ || c->nohz || sender_;
     plain_refill_ = !sender_ && !source_->own_packets();
   }
@@ -364,18 +364,17 @@ class Simulation final : TrafficHost, GuestSender::Host {
     f.last = now;
     ++f.sent;
     lateness_.add(now >= p.due ? now - p.due : 0);
-    // One test per packet for a lateness class and the guest model's two.
-    if ((f.lateness_class | departure_extras_) != 0) [[unlikely]]
+    // One test per packet for the lateness classes and the guest model's two
+    // (the flow's class is read only then: the record's second line).
+    if (departure_extras_ != 0) [[unlikely]]
       departure_more(f, p, now);
   }
   [[gnu::noinline]] void departure_more(Flow& f, const Packet& p, Time now) {
     if (f.lateness_class) classes_[f.lateness_class - 1].lateness.add(now >= p.due ? now - p.due : 0);
-    if (departure_extras_) {
-      if (trace_) *trace_ << now << (in_send_ ? " xmit task\n" : " xmit softirq\n");
-      // The guest's dummy device frees the datagram as it transmits it: the
-      // socket's room comes back here, not at the completion.
-      if (sender_ && --f.inflight <= cfg_.guest.wake_at) sender_->writable(f.slot);
-    }
+    if (trace_) *trace_ << now << (in_send_ ? " xmit task\n" : " xmit softirq\n");
+    // The guest's dummy device frees the datagram as it transmits it: the
+    // socket's room comes back here, not at the completion.
+    if (sender_ && --f.inflight <= cfg_.guest.wake_at) sender_->writable(f.slot);
   }
 
   // ------------------------------------------------------------ traffic
@@ -398,8 +397,10 @@ class Simulation final : TrafficHost, GuestSender::Host {
     ++offered_;
     if (c.fq.enqueue(p, c.q.now()) != Verdict::queued) [[unlikely]]
       return refused(f, p);
-    // The flow was below its allowance before p left (after a drop): top up.
-    if (f.inflight < cfg_.inflight) [[unlikely]] refill_more(f);
+    // The flow was below its allowance before p left (after a drop: none
+    // before the run's first, so the in-flight count, in the record's second
+    // line, is read only after one): top up.
+    if (dropped_ != 0 && f.inflight < cfg_.inflight) [[unlikely]] refill_more(f);
   }
   // The general completion (out of line, as those below, so that on_complete
   // keeps fewer registers across its enqueue call): the guest's sender keeps
@@ -752,7 +753,7 @@ class Simulation final : TrafficHost, GuestSender::Host {
   std::unique_ptr<GuestSender> sender_;  // cfg.guest.sender
   std::unique_ptr<std::ofstream> trace_;  // cfg.guest.event_trace
   bool in_send_ = false;                  // a qdisc run inside the guest sender's send
-  std::uint32_t departure_extras_ = 0;    // trace_ || sender_ (1): on_departure has more to do
+  std::uint32_t departure_extras_ = 0;    // trace_, sender_ or lateness classes (1): on_departure has more to do
   bool guest_cpu_ = false;               // a CPU with the guest's idle tick, or sender_: run_qdisc's guest_busy
   bool plain_refill_ = false;             // no sender_, a source that stamps: on_complete's own refill
   SimResult::Guest guest_;

@@ -9,6 +9,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -198,24 +199,31 @@ struct IgnoredSetting {
 
 // One flow as the simulation keeps it; a model sets its pacing and reads its
 // progress. `slot` is its index among the run's flows, stable for the run.
+// What every packet of a running flow reads or writes (its stamps, its
+// departure books but the first, its generation, and the owner's bytes that
+// fq's enqueue reads) lies in the first cache line, the rest in the second:
+// a packet touches one line of its flow (docs/simulator.md, "Speed").
 struct alignas(64) TrafficFlow {  // two cache lines (128 bytes): a shift to index
-  FlowOwner owner;
-  std::uint32_t slot = 0;
-  std::uint32_t queue = 0;   // transmit queue (drawn by the simulation)
   Time gap = 0;              // EDT spacing (ns) of the default next(); 0 = no timestamps
   Time next_stamp = 0;       // the default next()'s next departure time
-  double target_pps = 0;     // 0 = no target (rate error not measured)
-  std::uint32_t inflight = 0;
-  bool on = true;            // false: the flow sends nothing until resumed
-  std::uint64_t sent = 0;
-  Time first = 0, last = 0;
+  std::uint64_t sent = 0;    // departures so far
+  Time last = 0;             // the last departure's time
   // Which life of this slot the flow is in (TrafficHost::renew); its packets
   // carry it, so one of an ended flow no longer counts against its successor.
   std::uint32_t generation = 0;
+  bool on = true;            // false: the flow sends nothing until resumed
+  FlowOwner owner;           // bytes 40-80: fq reads its first 18 (id, hint, generation, kind)
+  Time first = 0;            // the first departure's time
+  double target_pps = 0;     // 0 = no target (rate error not measured)
+  std::uint32_t slot = 0;
+  std::uint32_t queue = 0;   // transmit queue (drawn by the simulation)
+  std::uint32_t inflight = 0;
   // Which of the source's lateness_classes() the flow's lateness is recorded
   // in, counting from 1; 0 = none.
   std::uint32_t lateness_class = 0;
 };
+static_assert(offsetof(TrafficFlow, owner) == 40 && sizeof(TrafficFlow) == 128,
+              "TrafficFlow: a packet's fields in the first line (see above)");
 
 // A group of flows whose lateness the run reports apart, as a fraction of
 // their common packet gap (TrafficSource::lateness_classes).

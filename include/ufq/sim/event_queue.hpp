@@ -426,30 +426,21 @@ class EventQueue {
   // replaces was, and no other entry of its time is unknown (a stale one may
   // be: then it is filed again). Returns the last one's first stage's time
   // (0: none came due).
-  Time pass_relays(Time at, std::uint64_t seq) {
-    Time last = 0;
-    while (n_relays_ != 0) {
-      Event& e = *relays_[n_relays_ - 1];
-      if (e.first_at_ > at || (e.first_at_ == at && relay_seq(e) >= seq)) break;
-      --n_relays_;
-      last = e.first_at_;
-      ++events_run_;
-      pass_one(e);
-    }
-    relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
-    return last;
-  }
-  // pass_relays() for run_first(), inline: `at` >= relay_at_, so the
+  Time pass_relays(Time at, std::uint64_t seq) { return at >= relay_at_ ? pass_due(at, seq) : 0; }
+  // pass_relays() once `at` >= relay_at_ (inline in run_first()): the
   // earliest relay is due unless it ties at `at` with the higher number.
-  [[gnu::always_inline]] void pass_due(Time at, std::uint64_t seq) {
+  [[gnu::always_inline]] Time pass_due(Time at, std::uint64_t seq) {
+    Time last = 0;
     do {
       Event& e = *relays_[n_relays_ - 1];
-      if (relay_at_ == at && relay_seq(e) >= seq) [[unlikely]] return;
+      if (relay_at_ == at && relay_seq(e) >= seq) [[unlikely]] break;
       --n_relays_;
       ++events_run_;
+      last = relay_at_;
       pass_one(e);
       relay_at_ = n_relays_ ? relays_[n_relays_ - 1]->first_at_ : kNever;
     } while (at >= relay_at_);
+    return last;
   }
   // A relay whose first stage has come due (out of relays_): its number.
   // Its entry stays in place unless filed under an earlier arm's key, or
